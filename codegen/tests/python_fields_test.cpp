@@ -636,7 +636,8 @@ CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
   EXPECT_THAT(get, HasSubstr("        _t_data = _TYPES_attr_t.spec(<long long>_c_attribute, \"data\")\n"
                              "        _support.typed_init(&_c_data, _t_data, None, \"data\", 0)\n"));
   EXPECT_THAT(get, HasSubstr("(<void *>_c_data.ptr, _c_attribute, _c_which)"));
-  EXPECT_THAT(get, HasSubstr("return (_status(0), _support.typed_read(&_c_data, _t_data))"));
+  EXPECT_THAT(get, HasSubstr("return _support.spare_pair(&_spare_pair, _status(0), "
+                             "_support.typed_read(&_c_data, _t_data))"));
   EXPECT_THAT(get, HasSubstr("    finally:\n        _support.typed_release(&_c_data)\n"));
   // An attributes list: each item's C value, converted with the list, finds its entry.
   const auto many = module.find("def getAttrs(");
@@ -651,6 +652,55 @@ CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
 // A value typed by an attribute that the caller passes by pointer, with no
 // count (no array of attributes): there is no C value to find its type with,
 // and the emitter says so rather than write a cast of the pointer.
+// A call that returns one value holding nothing else (a number, an enum
+// member, a typed value) returns it in the module's spare pair; a handle, a
+// value object or a struct (which the module reuses in place or which keep
+// memory alive), two values, and a failure make a tuple of their own.
+TEST(EmitPythonFunctions, OneLittleValueComesBackInTheSparePair) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum { MODE_A = 1 } mode_t_;
+typedef struct CUctx_st *CUcontext;
+typedef struct { int x; } pair_t;
+CUresult getCount(int *count);
+CUresult getMode(mode_t_ *mode);
+CUresult getContext(CUcontext *ctx);
+CUresult getPair(pair_t *p);
+CUresult getTwo(int *a, unsigned long long *b);
+)",
+                                      "little.h");
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [little.h], soname: libcuda.so.1, "
+                                      "display_name: Driver, python: {title: Driver}}\n"
+                                      "functions:\n"
+                                      "  getCount: {params: {count: {direction: out}}}\n"
+                                      "  getMode: {params: {mode: {direction: out}}}\n"
+                                      "  getContext: {params: {ctx: {direction: out}}}\n"
+                                      "  getPair: {params: {p: {direction: out}}}\n"
+                                      "  getTwo: {params: {a: {direction: out}, b: {direction: out}}}\n",
+                                      "little.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  const std::string module = emitted(lib, ".pyx");
+  EXPECT_THAT(module, HasSubstr("\ncdef PyObject* _spare_pair = NULL\n"));
+  const auto body = [&](const std::string& name) {
+    const auto begin = module.find("def " + name + "(");
+    EXPECT_NE(begin, std::string::npos) << name;
+    return module.substr(begin, module.find("\ndef ", begin + 1) - begin);
+  };
+  EXPECT_THAT(body("getCount"), HasSubstr("    return _support.spare_pair(&_spare_pair, _status(0), _c_count)\n"));
+  EXPECT_THAT(body("getMode"), HasSubstr("    return _support.spare_pair(&_spare_pair, _status(0), "
+                                         "_enum_member(\"mode_t_\", <long long>_c_mode))\n"));
+  for (const char* name : {"getCount", "getMode"}) {
+    EXPECT_THAT(body(name), HasSubstr("        return (_status(_result), None)\n")) << name;
+  }
+  EXPECT_THAT(body("getContext"), HasSubstr("    return (_status(0), _wrap_CUcontext(<void*>_c_ctx))\n"));
+  EXPECT_THAT(body("getPair"), HasSubstr("    return (_status(0), _c_p)\n"));
+  EXPECT_THAT(body("getTwo"), HasSubstr("    return (_status(0), _c_a, _c_b)\n"));
+  for (const char* name : {"getContext", "getPair", "getTwo"}) {
+    EXPECT_THAT(body(name), Not(HasSubstr("spare_pair"))) << name;
+  }
+}
+
 TEST(EmitPythonFunctions, TypedByAPointerThatIsNoArrayIsRefused) {
   Library lib = codegen_test::parse_c(R"(
 typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;

@@ -66,6 +66,44 @@ def test_uuid_and_typed_attribute_values(fake_driver_dir):
     """)
 
 
+def test_one_value_results_come_in_a_spare_pair_that_no_kept_result_shares(fake_driver_dir):
+    # A call returning (status, one number or typed value) fills the module's
+    # spare pair again while nothing else holds it: a result kept keeps its
+    # values, one dropped is refilled, and a hash taken before does not stay.
+    run_fake(fake_driver_dir, """
+        a = driver.CUpointer_attribute
+        success = driver.CUresult.CUDA_SUCCESS
+        size = a.CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        kept = [driver.cuPointerGetAttribute(2, 0x1000), driver.cuPointerGetAttribute(size, 0x1000),
+                driver.cuDriverGetVersion(), driver.cuDeviceGetCount()]
+        kept += [driver.cuPointerGetAttribute(2, 0x1000) for _ in range(3)]
+        assert kept == [(success, 2), (success, 4096), (success, 13000), (success, 1)] + [(success, 2)] * 3, kept
+        assert len({id(r) for r in kept}) == len(kept)
+        # The last result is also the spare: the module holds one reference.
+        r = driver.cuPointerGetAttribute(size, 0x1000)
+        assert sys.getrefcount(r) == 3, sys.getrefcount(r)
+        del r
+        h = hash(driver.cuPointerGetAttribute(2, 0x1000))
+        assert h == hash((success, 2))
+        t = driver.cuPointerGetAttribute(size, 0x1000)
+        assert t == (success, 4096) and hash(t) == hash((success, 4096))
+        assert {t: "found"}[(success, 4096)] == "found"
+        # Handles are not put in it (the module reuses them in place), nor failures.
+        status, ctx = driver.cuCtxGetCurrent()
+        assert status is success
+        r = driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 0x1000)
+        assert r[0] is driver.CUresult.CUDA_ERROR_INVALID_VALUE and r[1] is None and sys.getrefcount(r) == 2
+        # A kept result is never refilled, whichever module's call comes next.
+        err, count = driver.cuDeviceGetCount()
+        assert (err, count) == (success, 1) and kept[3] == (success, 1) and t == (success, 4096)
+        # Values stay right through the collector's passes.
+        for i in range(200):
+            assert driver.cuPointerGetAttribute(2 if i % 2 else size, 0x1000)[1] == (2 if i % 2 else 4096)
+            if i % 50 == 0:
+                gc.collect()
+    """)
+
+
 def test_typed_values_alternate_attributes_and_refuse_unknown_ones(fake_driver_dir):
     # Each attribute enum's table keeps the last attribute it found: calls that
     # alternate between attributes, as plain ints too, each get their own type.

@@ -427,11 +427,11 @@ void PyxFunction::in_out(const Plan& pl) {
     body_ << "    if " << n << " is None:\n        _p_" << n << " = NULL\n    else:\n        " << cn << " = "
           << arg_to_c(pl.type, n, pl.param->name) << "\n";
     call_args_.push_back("_p_" + n);
-    out_exprs_.push_back("None if _p_" + n + " == NULL else " + to_python(pl.type, cn));
+    add_out("None if _p_" + n + " == NULL else " + to_python(pl.type, cn));
   } else {
     body_ << "    " << cn << " = " << arg_to_c(pl.type, n, pl.param->name) << "\n";
     call_args_.push_back("&" + cn);
-    out_exprs_.push_back(to_python(pl.type, cn));
+    add_out(to_python(pl.type, cn), holds_little(pl.type));
   }
 }
 
@@ -446,7 +446,7 @@ void PyxFunction::out_value(const Plan& pl) {
       locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
       body_ << "    memset(&" << cn << ", 0, sizeof(" << cn << "))\n";
       call_args_.push_back("&" + cn);
-      out_exprs_.push_back(to_python(pl.type, cn));
+      add_out(to_python(pl.type, cn), holds_little(pl.type));
       break;
     case Role::OutStruct:
       locals_ << "    cdef " << pl.type.py << " " << cn << " = " << pl.type.py << "()\n";
@@ -455,17 +455,17 @@ void PyxFunction::out_value(const Plan& pl) {
         body_ << "    (<" << pl.type.c << "*>" << cn << "._ptr).version = " << m_.cy << "." << v << "\n";
       }
       call_args_.push_back(cast_param(pl) + cn + "._ptr");
-      out_exprs_.push_back(cn);
+      add_out(cn);
       break;
     case Role::OutString:
       locals_ << "    cdef const char* " << cn << " = NULL\n";
       call_args_.push_back("&" + cn);
-      out_exprs_.push_back("None if " + cn + " == NULL else <bytes>" + cn);
+      add_out("None if " + cn + " == NULL else <bytes>" + cn);
       break;
     default:  // OutPointer
       locals_ << "    cdef void* " << cn << " = NULL\n";
       call_args_.push_back(cast_param(pl) + "&" + cn);
-      out_exprs_.push_back("<uintptr_t>" + cn);
+      add_out("<uintptr_t>" + cn, true);
       break;
   }
 }
@@ -600,7 +600,7 @@ void PyxFunction::struct_fields(const Plan& pl) {
   }
   call_args_.push_back(cast_param(pl) + cn + "._ptr");
   if (pl.param->returns_fields.empty()) {
-    if (pl.param->direction != "in") out_exprs_.push_back(cn);
+    if (pl.param->direction != "in") add_out(cn);
     return;
   }
   for (const std::string& name : pl.param->returns_fields) {
@@ -609,16 +609,16 @@ void PyxFunction::struct_fields(const Plan& pl) {
     if (const auto sized = pl.param->field_sizes.find(name); sized != pl.param->field_sizes.end()) {
       // No more bytes than the array holds, whatever the size field says.
       const std::string array = c_struct + "." + cython_member(name);
-      out_exprs_.push_back("PyBytes_FromStringAndSize(<char*>" + array + ", min(" + c_struct + "." +
+      add_out("PyBytes_FromStringAndSize(<char*>" + array + ", min(" + c_struct + "." +
                            cython_member(sized->second) + ", sizeof(" + array + ")))");
     } else if (given != pl.field_args.end() && given->caller_array) {
-      out_exprs_.push_back(given->py_name);
+      add_out(given->py_name);
     } else if (!returned_bytes.empty()) {
-      out_exprs_.push_back(returned_bytes);
+      add_out(returned_bytes);
     } else if (!pl.param->returns_count.empty()) {
-      out_exprs_.push_back(returned_buffer);
+      add_out(returned_buffer);
     } else {
-      out_exprs_.push_back(cn + "." + m_.conventions.field_name(name));
+      add_out(cn + "." + m_.conventions.field_name(name));
     }
   }
 }
@@ -700,7 +700,7 @@ void PyxFunction::struct_items(const Plan& pl) {
               << "        if isinstance(_seq_" << n << "[_i_" << n << "], " << cls << "):\n"
               << "            memcpy((<" << cls << ">_seq_" << n << "[_i_" << n << "])._ptr, &" << cn << "[_i_" << n
               << "], sizeof(" << elem << "))\n";
-  out_exprs_.push_back("[" + cls + "._copy(&" + cn + "[i]) for i in range(_len_" + n + ")]");
+  add_out("[" + cls + "._copy(&" + cn + "[i]) for i in range(_len_" + n + ")]");
 }
 
 void PyxFunction::out_buffer(const Plan& pl) {
@@ -724,9 +724,9 @@ void PyxFunction::out_buffer(const Plan& pl) {
   needs_try_ = true;
   call_args_.push_back(cn);
   if (pl.count.empty()) {
-    out_exprs_.push_back("PyBytes_FromStringAndSize(" + cn + ", " + size + ")");
+    add_out("PyBytes_FromStringAndSize(" + cn + ", " + size + ")");
   } else {
-    out_exprs_.push_back("_support.c_string(" + cn + ", " + size + ")" +
+    add_out("_support.c_string(" + cn + ", " + size + ")" +
                          (m_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : ""));
   }
 }
@@ -751,14 +751,14 @@ void PyxFunction::out_sized(const Plan& pl) {
     // place and left out of the result, as cuda.bindings does.
     caller_buffer_ = &pl;
     caller_buffer_index_ = out_exprs_.size();
-    out_exprs_.push_back("bytes(_out_" + n + ")");
+    add_out("bytes(_out_" + n + ")");
   } else {
     body_ << "    _view_" << n << ".held = False\n"
           << "    _a_" << n << " = <" << pl.type.c << "*>_support.alloc_array(_n_" << n << " if _n_" << n
           << " > 0 else 1, sizeof(" << pl.type.c << "))\n"
           << "    " << cn << " = _a_" << n << "\n";
     cleanup_ << "        free(_a_" << n << ")\n";
-    out_exprs_.push_back("[" + to_python(pl.type, "_a_" + n + "[i]") + " for i in range(_n_" + n + ")]");
+    add_out("[" + to_python(pl.type, "_a_" + n + "[i]") + " for i in range(_n_" + n + ")]");
   }
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);
@@ -789,7 +789,7 @@ void PyxFunction::out_array(const Plan& pl) {
   const std::string n_out = filled != nullptr ? "min(_cap_" + n + ", <Py_ssize_t>_c_" + filled->py_name + ")"
                             : inout_count     ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")"
                                               : "_cap_" + n;
-  out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
+  add_out("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
 }
 
 // Asked first with a count of 0 and no array; while the call answers that
@@ -804,11 +804,11 @@ void PyxFunction::out_array_queried(const Plan& pl) {
   call_args_.push_back(cast_param(pl) + cn);
   if (pl.param->type.pointee == "char") {
     // Text up to its NUL ("" when the call reported no length).
-    out_exprs_.push_back("(b\"\" if " + cn + " == NULL else _support.c_string(" + cn + ", " + count + "))" +
+    add_out("(b\"\" if " + cn + " == NULL else _support.c_string(" + cn + ", " + count + "))" +
                          (m_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : ""));
     return;
   }
-  out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + count + ")]");
+  add_out("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + count + ")]");
 }
 
 void PyxFunction::out_array_ref(const Plan& pl) {
@@ -817,14 +817,14 @@ void PyxFunction::out_array_ref(const Plan& pl) {
   const std::string count_expr = count_plan ? "_c_" + count_plan->py_name : pl.count;
   locals_ << "    cdef const " << pl.type.c << "* " << cn << " = NULL\n";
   call_args_.push_back(cast_param(pl) + "&" + cn);
-  out_exprs_.push_back("[] if " + cn + " == NULL else [" + to_python(pl.type, cn + "[i]") + " for i in range(" +
+  add_out("[] if " + cn + " == NULL else [" + to_python(pl.type, cn + "[i]") + " for i in range(" +
                        count_expr + ")]");
 }
 
 // Storage for the largest value the attribute can select; converted after the call.
 void PyxFunction::out_typed(const Plan& pl) {
   typed_slot(pl, "None");
-  out_exprs_.push_back("_support.typed_read(&_c_" + pl.py_name + ", _t_" + pl.py_name + ")");
+  add_out("_support.typed_read(&_c_" + pl.py_name + ", _t_" + pl.py_name + ")", true);
 }
 
 // One TypedValue per attribute of the attributes array.
@@ -848,7 +848,7 @@ void PyxFunction::out_typed_array(const Plan& pl) {
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);
-  out_exprs_.push_back("[v.value() for v in _tv_" + n + "]");
+  add_out("[v.value() for v in _tv_" + n + "]");
 }
 
 // ---------------------------------------------------------------------------
@@ -1058,20 +1058,26 @@ void PyxFunction::release_on_error(std::ostringstream& inner) const {
         << "            " << m_.cy << "." << release->name << "(" << argument << ")\n";
 }
 
+void PyxFunction::add_out(std::string expr, bool little) {
+  out_exprs_.push_back(std::move(expr));
+  out_little_.push_back(little);
+}
+
 void PyxFunction::returns(std::ostringstream& inner) const {
   if (caller_buffer_ == nullptr) {
-    return_values(inner, out_exprs_, "    ");
+    return_values(inner, out_exprs_, out_exprs_.size() == 1 && out_little_[0], "    ");
     return;
   }
   std::vector<std::string> without = out_exprs_;
   without.erase(without.begin() + static_cast<std::ptrdiff_t>(caller_buffer_index_));
+  const bool little = without.size() == 1 && out_little_[caller_buffer_index_ == 0 ? 1 : 0];
   inner << "    if " << caller_buffer_->py_name << " is not None:\n";
-  return_values(inner, without, "        ");
-  return_values(inner, out_exprs_, "    ");
+  return_values(inner, without, little, "        ");
+  return_values(inner, out_exprs_, false, "    ");
 }
 
 void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std::string>& out_exprs,
-                                const std::string& pad) const {
+                                bool one_little, const std::string& pad) const {
   const TypeInfo result = m_.resolve(f_.result.spelling);
   // A const char * result (cudaGetErrorString) comes back as bytes.
   const std::string result_value = f_.result.spelling == "const char *"
@@ -1107,7 +1113,14 @@ void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std
     } else {
       inner << pad << "if _result != 0:\n" << pad << "    return (_status(_result)";
       for (std::size_t i = 0; i < out_exprs.size(); ++i) inner << ", None";
-      inner << ")\n" << pad << "return (_status(0)" << outs << ")\n";
+      inner << ")\n";
+      if (one_little) {
+        // (success, value) in the module's spare pair, filled again in place
+        // while nothing else refers to it: no tuple made and freed per call.
+        inner << pad << "return _support.spare_pair(&_spare_pair, _status(0), " << out_exprs[0] << ")\n";
+      } else {
+        inner << pad << "return (_status(0)" << outs << ")\n";
+      }
     }
   } else if (f_.header_inline) {
     inner << pad << "return " << result_value << "\n";

@@ -70,7 +70,11 @@ class PyxFunction {
   // Frees what a failed call output anyway (Function::release_on_error).
   void release_on_error(std::ostringstream& inner) const;
   void returns(std::ostringstream& inner) const;
-  void return_values(std::ostringstream& inner, const std::vector<std::string>& outs, const std::string& pad) const;
+  // one_little: outs is one value that holds little (a number, an enum
+  // member, a typed value), returned in the module's spare pair.
+  void return_values(std::ostringstream& inner, const std::vector<std::string>& outs, bool one_little,
+                     const std::string& pad) const;
+  void add_out(std::string expr, bool little = false);
   std::string signature() const;
   std::string doc() const;
 
@@ -98,6 +102,7 @@ class PyxFunction {
   // Cython wants every cdef at the top of a function: locals gather first.
   std::ostringstream locals_, scalars_, body_, after_inputs_, cleanup_, init_refs_, writebacks_;
   std::vector<std::string> call_args_, out_exprs_;
+  std::vector<bool> out_little_;  // out_exprs_[i] holds little (add_out)
   bool needs_try_ = false;
   // The output a caller's buffer replaces: absent from the result when given.
   const Plan* caller_buffer_ = nullptr;

@@ -206,6 +206,11 @@ void PyxWriter::enum_table() {
         "    return _support.status(_enums, code)\n\n";
   o_ << "cdef inline tuple _status_alone(long long code):\n"
         "    return _support.status_alone(_enums, code)\n\n";
+  if (!plan_.conventions.raising()) {
+    o_ << "# The (success, value) pair of the calls that return one number, enum member\n"
+          "# or typed value (_support.spare_pair).\n"
+          "cdef PyObject* _spare_pair = NULL\n\n";
+  }
 }
 
 void PyxWriter::status() {

@@ -393,6 +393,11 @@ std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& n
   }
 }
 
+bool holds_little(const TypeInfo& t) {
+  return t.kind == TypeInfo::Kind::Scalar || t.kind == TypeInfo::Kind::Enum ||
+         (t.kind == TypeInfo::Kind::Handle && t.plain_int);
+}
+
 bool is_integer(const TypeInfo& t) {
   return t.kind == TypeInfo::Kind::Scalar && !t.is_float && t.format.size() == 1 && t.format != "?";
 }

@@ -115,6 +115,10 @@ std::string to_python(const TypeInfo& t, const std::string& expr);
 // C value of the Python object `obj` for this type (`name` for errors).
 // An integer scalar (not floating point, not bool).
 bool is_integer(const TypeInfo& t);
+// Whether the Python object of a value of t keeps nothing else alive: a
+// number, an enum member or a handle read as a plain int (not a handle or
+// value object, which the module reuses in place, nor a struct).
+bool holds_little(const TypeInfo& t);
 // The C value of an integer argument, converted and range-checked as
 // cuda.bindings converts it; errors name `name`.
 std::string integer_to_c(const TypeInfo& t, const std::string& obj, const std::string& name);

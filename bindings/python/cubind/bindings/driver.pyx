@@ -254,6 +254,10 @@ cdef inline object _status(long long code):
 cdef inline tuple _status_alone(long long code):
     return _support.status_alone(_enums, code)
 
+# The (success, value) pair of the calls that return one number, enum member
+# or typed value (_support.spare_pair).
+cdef PyObject* _spare_pair = NULL
+
 # Handles
 cdef class CUcontext(_support.Handle):
     """CUcontext(init_value=0, _ptr=0)
@@ -16554,7 +16558,7 @@ def cuDriverGetVersion():
         _result = cydriver.cuDriverGetVersion(&_c_driverVersion)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_driverVersion)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_driverVersion)
 
 def cuDeviceGet(ordinal):
     """cuDeviceGet(ordinal: int)
@@ -16638,7 +16642,7 @@ def cuDeviceGetCount():
         _result = cydriver.cuDeviceGetCount(&_c_count)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cuDeviceGetName(length, dev):
     """cuDeviceGetName(length: int, dev: CUdevice | int)
@@ -16828,7 +16832,7 @@ def cuDeviceTotalMem(dev):
         _result = cydriver.cuDeviceTotalMem(&_c_numbytes, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_numbytes)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_numbytes)
 
 def cuDeviceGetTexture1DLinearMaxWidth(pformat, numChannels, dev):
     """cuDeviceGetTexture1DLinearMaxWidth(pformat: CUarray_format | int, numChannels: int, dev: CUdevice | int)
@@ -16877,7 +16881,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(pformat, numChannels, dev):
         _result = cydriver.cuDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, _c_pformat, _c_numChannels, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_maxWidthInElements)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_maxWidthInElements)
 
 def cuDeviceGetAttribute(attrib, dev):
     """cuDeviceGetAttribute(attrib: CUdevice_attribute | int, dev: CUdevice | int)
@@ -16924,7 +16928,7 @@ def cuDeviceGetAttribute(attrib, dev):
         _result = cydriver.cuDeviceGetAttribute(&_c_pi, _c_attrib, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pi)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pi)
 
 def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     """cuDeviceGetHostAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, dev: CUdevice | int)
@@ -17212,7 +17216,7 @@ def cuDeviceGetExecAffinitySupport(typename, dev):
         _result = cydriver.cuDeviceGetExecAffinitySupport(&_c_pi, _c_typename, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pi)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pi)
 
 def cuFlushGPUDirectRDMAWrites(target, scope):
     """cuFlushGPUDirectRDMAWrites(target: CUflushGPUDirectRDMAWritesTarget | int, scope: CUflushGPUDirectRDMAWritesScope | int)
@@ -18234,7 +18238,7 @@ def cuCtxGetFlags():
         _result = cydriver.cuCtxGetFlags(&_c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cuCtxSetFlags(flags):
     """cuCtxSetFlags(flags: int)
@@ -18319,7 +18323,7 @@ def cuCtxGetId(ctx):
         _result = cydriver.cuCtxGetId(_c_ctx, &_c_ctxId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ctxId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ctxId)
 
 def cuCtxSynchronize():
     """cuCtxSynchronize()
@@ -18573,7 +18577,7 @@ def cuCtxGetLimit(limit):
         _result = cydriver.cuCtxGetLimit(&_c_pvalue, _c_limit)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pvalue)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pvalue)
 
 def cuCtxGetCacheConfig():
     """cuCtxGetCacheConfig()
@@ -18629,7 +18633,7 @@ def cuCtxGetCacheConfig():
         _result = cydriver.cuCtxGetCacheConfig(&_c_pconfig)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUfunc_cache", <long long>_c_pconfig))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUfunc_cache", <long long>_c_pconfig))
 
 def cuCtxSetCacheConfig(config):
     """cuCtxSetCacheConfig(config: CUfunc_cache | int)
@@ -18743,7 +18747,7 @@ def cuCtxGetApiVersion(ctx):
         _result = cydriver.cuCtxGetApiVersion(_c_ctx, &_c_version)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_version)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_version)
 
 def cuCtxGetStreamPriorityRange():
     """cuCtxGetStreamPriorityRange()
@@ -19116,7 +19120,7 @@ def cuCtxGetSharedMemConfig():
         _result = cydriver.cuCtxGetSharedMemConfig(&_c_pConfig)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUsharedconfig", <long long>_c_pConfig))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUsharedconfig", <long long>_c_pConfig))
 
 def cuCtxSetSharedMemConfig(config):
     """cuCtxSetSharedMemConfig(config: CUsharedconfig | int)
@@ -19505,7 +19509,7 @@ def cuModuleGetLoadingMode():
         _result = cydriver.cuModuleGetLoadingMode(&_c_mode)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUmoduleLoadingMode", <long long>_c_mode))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUmoduleLoadingMode", <long long>_c_mode))
 
 def cuModuleGetFunction(hmod, name):
     """cuModuleGetFunction(hmod: CUmodule | int | None, name: bytes | str)
@@ -19582,7 +19586,7 @@ def cuModuleGetFunctionCount(mod):
         _result = cydriver.cuModuleGetFunctionCount(&_c_count, _c_mod)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cuModuleEnumerateFunctions(numFunctions, mod):
     """cuModuleEnumerateFunctions(numFunctions: int, mod: CUmodule | int | None)
@@ -20439,7 +20443,7 @@ def cuLibraryGetKernelCount(lib):
         _result = cydriver.cuLibraryGetKernelCount(&_c_count, _c_lib)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cuLibraryEnumerateKernels(numKernels, lib):
     """cuLibraryEnumerateKernels(numKernels: int, lib: CUlibrary | int | None)
@@ -20746,7 +20750,7 @@ def cuLibraryGetUnifiedFunction(library, symbol):
         _result = cydriver.cuLibraryGetUnifiedFunction(<void **>&_c_fptr, _c_library, _c_symbol)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_fptr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_fptr)
 
 def cuKernelGetAttribute(attrib, kernel, dev):
     """cuKernelGetAttribute(attrib: CUfunction_attribute | int, kernel: CUkernel | int | None, dev: CUdevice | int)
@@ -20854,7 +20858,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
         _result = cydriver.cuKernelGetAttribute(&_c_pi, _c_attrib, _c_kernel, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pi)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pi)
 
 def cuKernelSetAttribute(attrib, val, kernel, dev):
     """cuKernelSetAttribute(attrib: CUfunction_attribute | int, val: int, kernel: CUkernel | int | None, dev: CUdevice | int)
@@ -21131,7 +21135,7 @@ def cuKernelGetParamCount(kernel):
         _result = cydriver.cuKernelGetParamCount(_c_kernel, &_c_paramCount)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_paramCount)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_paramCount)
 
 def cuMemGetInfo():
     """cuMemGetInfo()
@@ -21479,7 +21483,7 @@ def cuMemAllocHost(bytesize):
         _result = cydriver.cuMemAllocHost(<void **>&_c_pp, _c_bytesize)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_pp)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_pp)
 
 def cuMemFreeHost(p):
     """cuMemFreeHost(p: int | Buffer | None)
@@ -21624,7 +21628,7 @@ def cuMemHostAlloc(bytesize, Flags):
         _result = cydriver.cuMemHostAlloc(<void **>&_c_pp, _c_bytesize, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_pp)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_pp)
 
 def cuMemHostGetDevicePointer(p, Flags):
     """cuMemHostGetDevicePointer(p: int | Buffer | None, Flags: int)
@@ -21743,7 +21747,7 @@ def cuMemHostGetFlags(p):
             _result = cydriver.cuMemHostGetFlags(&_c_pFlags, <void *>_c_p)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_pFlags)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_pFlags)
 
     finally:
         _support.release_address(&_view_p)
@@ -26594,7 +26598,7 @@ def cuMemGetHandleForAddressRange(dptr, size, handleType, flags):
             _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, _c_size, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_handle, _t_handle))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_handle, _t_handle))
 
     finally:
         _support.typed_release(&_c_handle)
@@ -26683,7 +26687,7 @@ def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
             _result = cydriver.cuMemBatchDecompressAsync(<cydriver.CUmemDecompressParams *>_c_paramsArray, _c_count, _c_flags, &_c_errorIndex, _c_stream)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_errorIndex)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_errorIndex)
 
     finally:
         free(_c_paramsArray)
@@ -27270,7 +27274,7 @@ def cuMemGetAccess(location, ptr):
         _result = cydriver.cuMemGetAccess(&_c_flags, <const cydriver.CUmemLocation *>_c_location, _c_ptr)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cuMemExportToShareableHandle(handle, handleType, flags):
     """cuMemExportToShareableHandle(handle: CUmemGenericAllocationHandle | int, handleType: CUmemAllocationHandleType | int, flags: int)
@@ -27325,7 +27329,7 @@ def cuMemExportToShareableHandle(handle, handleType, flags):
             _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
 
     finally:
         _support.typed_release(&_c_shareableHandle)
@@ -27419,7 +27423,7 @@ def cuMemGetAllocationGranularity(prop, option):
         _result = cydriver.cuMemGetAllocationGranularity(&_c_granularity, <const cydriver.CUmemAllocationProp *>_c_prop, _c_option)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_granularity)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_granularity)
 
 def cuMemGetAllocationPropertiesFromHandle(handle):
     """cuMemGetAllocationPropertiesFromHandle(handle: CUmemGenericAllocationHandle | int)
@@ -27777,7 +27781,7 @@ def cuMemPoolGetAttribute(pool, attr):
             _result = cydriver.cuMemPoolGetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -27851,7 +27855,7 @@ def cuMemPoolGetAccess(memPool, location):
         _result = cydriver.cuMemPoolGetAccess(&_c_flags, _c_memPool, <cydriver.CUmemLocation *>_c_location)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUmemAccess_flags", <long long>_c_flags))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUmemAccess_flags", <long long>_c_flags))
 
 def cuMemPoolCreate(poolProps):
     """cuMemPoolCreate(poolProps: Optional[CUmemPoolProps])
@@ -28208,7 +28212,7 @@ def cuMemPoolExportToShareableHandle(pool, handleType, flags):
             _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_handle_out, _t_handle_out))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_handle_out, _t_handle_out))
 
     finally:
         _support.typed_release(&_c_handle_out)
@@ -28947,7 +28951,7 @@ def cuMulticastGetGranularity(prop, option):
         _result = cydriver.cuMulticastGetGranularity(&_c_granularity, <const cydriver.CUmulticastObjectProp *>_c_prop, _c_option)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_granularity)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_granularity)
 
 def cuDeviceGetFabricClusterUuid(dev):
     """cuDeviceGetFabricClusterUuid(dev: CUdevice | int)
@@ -29008,7 +29012,7 @@ def cuDeviceGetCliqueCount(dev):
         _result = cydriver.cuDeviceGetCliqueCount(&_c_count, _c_dev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cuDeviceGetCliqueInfo(count, dev):
     """cuDeviceGetCliqueInfo(count: int, dev: CUdevice | int)
@@ -29649,7 +29653,7 @@ def cuLogicalEndpointExport(leId, handleType):
             _result = cydriver.cuLogicalEndpointExport(<void *>_c_handle.ptr, _c_leId, _c_handleType)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_handle, _t_handle))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_handle, _t_handle))
 
     finally:
         _support.typed_release(&_c_handle)
@@ -29840,7 +29844,7 @@ def cuLogicalEndpointQuery(leId, count):
         _result = cydriver.cuLogicalEndpointQuery(_c_leId, _c_count, &_c_queryStatus)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_queryStatus)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_queryStatus)
 
 def cuFabricCpyBatchAsync(numOps, opList, flags, hStream):
     """cuFabricCpyBatchAsync(numOps: int, opList: Sequence[CUDA_FABRIC_COPY_BATCH_OP] | None, flags: int, hStream: CUstream | int | None)
@@ -30162,7 +30166,7 @@ def cuPointerGetAttribute(attribute, ptr):
             _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_data, _t_data))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_data, _t_data))
 
     finally:
         _support.typed_release(&_c_data)
@@ -30825,7 +30829,7 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
             _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_data, _t_data))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_data, _t_data))
 
     finally:
         _support.typed_release(&_c_data)
@@ -31358,7 +31362,7 @@ def cuStreamGetPriority(hStream):
         _result = cydriver.cuStreamGetPriority(_c_hStream, &_c_priority)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_priority)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_priority)
 
 def cuStreamGetDevice(hStream):
     """cuStreamGetDevice(hStream: CUstream | int | None)
@@ -31442,7 +31446,7 @@ def cuStreamGetFlags(hStream):
         _result = cydriver.cuStreamGetFlags(_c_hStream, &_c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cuStreamGetId(hStream):
     """cuStreamGetId(hStream: CUstream | int | None)
@@ -31489,7 +31493,7 @@ def cuStreamGetId(hStream):
         _result = cydriver.cuStreamGetId(_c_hStream, &_c_streamId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_streamId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_streamId)
 
 def cuStreamGetCtx(hStream):
     """cuStreamGetCtx(hStream: CUstream | int | None)
@@ -32050,7 +32054,7 @@ def cuThreadExchangeStreamCaptureMode(mode=0):
         _result = cydriver.cuThreadExchangeStreamCaptureMode(&_c_mode)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUstreamCaptureMode", <long long>_c_mode))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUstreamCaptureMode", <long long>_c_mode))
 
 def cuStreamEndCapture(hStream):
     """cuStreamEndCapture(hStream: CUstream | int | None)
@@ -32149,7 +32153,7 @@ def cuStreamIsCapturing(hStream):
         _result = cydriver.cuStreamIsCapturing(_c_hStream, &_c_captureStatus)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUstreamCaptureStatus", <long long>_c_captureStatus))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUstreamCaptureStatus", <long long>_c_captureStatus))
 
 def cuStreamGetCaptureInfo(hStream):
     """cuStreamGetCaptureInfo(hStream: CUstream | int | None)
@@ -32594,7 +32598,7 @@ def cuStreamGetAttribute(hStream, attr):
             _result = cydriver.cuStreamGetAttribute(_c_hStream, _c_attr, <cydriver.CUstreamAttrValue *>_c_value_out.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value_out, _t_value_out))
 
     finally:
         _support.typed_release(&_c_value_out)
@@ -33000,7 +33004,7 @@ def cuEventElapsedTime(hStart, hEnd):
         _result = cydriver.cuEventElapsedTime(&_c_pMilliseconds, _c_hStart, _c_hEnd)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pMilliseconds)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pMilliseconds)
 
 def cuImportExternalMemory(memHandleDesc):
     """cuImportExternalMemory(memHandleDesc: Optional[CUDA_EXTERNAL_MEMORY_HANDLE_DESC])
@@ -34191,7 +34195,7 @@ def cuFuncGetAttribute(attrib, hfunc):
         _result = cydriver.cuFuncGetAttribute(&_c_pi, _c_attrib, _c_hfunc)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pi)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pi)
 
 def cuFuncSetAttribute(hfunc, attrib, value):
     """cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attribute | int, value: int)
@@ -34475,7 +34479,7 @@ def cuFuncGetParamCount(func):
         _result = cydriver.cuFuncGetParamCount(_c_func, &_c_paramCount)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_paramCount)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_paramCount)
 
 def cuFuncIsLoaded(function):
     """cuFuncIsLoaded(function: CUfunction | int | None)
@@ -34507,7 +34511,7 @@ def cuFuncIsLoaded(function):
         _result = cydriver.cuFuncIsLoaded(&_c_state, _c_function)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUfunctionLoadingState", <long long>_c_state))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUfunctionLoadingState", <long long>_c_state))
 
 def cuFuncLoad(function):
     """cuFuncLoad(function: CUfunction | int | None)
@@ -38215,7 +38219,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
             _result = cydriver.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -38393,7 +38397,7 @@ def cuGraphNodeGetType(hNode):
         _result = cydriver.cuGraphNodeGetType(_c_hNode, &_c_typename)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUgraphNodeType", <long long>_c_typename))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUgraphNodeType", <long long>_c_typename))
 
 def cuGraphNodeGetContainingGraph(hNode):
     """cuGraphNodeGetContainingGraph(hNode: CUgraphNode | int | None)
@@ -38466,7 +38470,7 @@ def cuGraphNodeGetLocalId(hNode):
         _result = cydriver.cuGraphNodeGetLocalId(_c_hNode, &_c_nodeId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_nodeId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_nodeId)
 
 def cuGraphNodeGetToolsId(hNode):
     """cuGraphNodeGetToolsId(hNode: CUgraphNode | int | None)
@@ -38499,7 +38503,7 @@ def cuGraphNodeGetToolsId(hNode):
         _result = cydriver.cuGraphNodeGetToolsId(_c_hNode, &_c_toolsNodeId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_toolsNodeId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_toolsNodeId)
 
 def cuGraphGetId(hGraph):
     """cuGraphGetId(hGraph: CUgraph | int | None)
@@ -38535,7 +38539,7 @@ def cuGraphGetId(hGraph):
         _result = cydriver.cuGraphGetId(_c_hGraph, &_c_graphId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_graphId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_graphId)
 
 def cuGraphExecGetId(hGraphExec):
     """cuGraphExecGetId(hGraphExec: CUgraphExec | int | None)
@@ -38571,7 +38575,7 @@ def cuGraphExecGetId(hGraphExec):
         _result = cydriver.cuGraphExecGetId(_c_hGraphExec, &_c_graphId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_graphId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_graphId)
 
 def cuGraphGetNodes(hGraph, numNodes=0):
     """cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int = 0)
@@ -40087,7 +40091,7 @@ def cuGraphNodeGetEnabled(hGraphExec, hNode):
         _result = cydriver.cuGraphNodeGetEnabled(_c_hGraphExec, _c_hNode, &_c_isEnabled)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_isEnabled)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_isEnabled)
 
 def cuGraphUpload(hGraphExec, hStream):
     """cuGraphUpload(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int | None)
@@ -40412,7 +40416,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
             _result = cydriver.cuGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cydriver.CUkernelNodeAttrValue *>_c_value_out.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value_out, _t_value_out))
 
     finally:
         _support.typed_release(&_c_value_out)
@@ -41164,7 +41168,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
         _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, _c_func, _c_blockSize, _c_dynamicSMemSize)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_numBlocks)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_numBlocks)
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
     """cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int, flags: int)
@@ -41231,7 +41235,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
         _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, _c_func, _c_blockSize, _c_dynamicSMemSize, _c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_numBlocks)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_numBlocks)
 
 def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit):
     """cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: int | None, dynamicSMemSize: int, blockSizeLimit: int)
@@ -41426,7 +41430,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
         _result = cydriver.cuOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, _c_func, _c_numBlocks, _c_blockSize)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_dynamicSmemSize)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_dynamicSmemSize)
 
 def cuOccupancyMaxPotentialClusterSize(func, config):
     """cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: Optional[CUlaunchConfig])
@@ -41482,7 +41486,7 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
         _result = cydriver.cuOccupancyMaxPotentialClusterSize(&_c_clusterSize, _c_func, <const cydriver.CUlaunchConfig *>_c_config)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_clusterSize)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_clusterSize)
 
 def cuOccupancyMaxActiveClusters(func, config):
     """cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: Optional[CUlaunchConfig])
@@ -41541,7 +41545,7 @@ def cuOccupancyMaxActiveClusters(func, config):
         _result = cydriver.cuOccupancyMaxActiveClusters(&_c_numClusters, _c_func, <const cydriver.CUlaunchConfig *>_c_config)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_numClusters)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_numClusters)
 
 def cuTexRefSetArray(hTexRef, hArray, Flags):
     """cuTexRefSetArray(hTexRef: CUtexref | int | None, hArray: CUarray | int | None, Flags: int)
@@ -41697,7 +41701,7 @@ def cuTexRefSetAddress(hTexRef, dptr, numbytes):
         _result = cydriver.cuTexRefSetAddress(&_c_ByteOffset, _c_hTexRef, _c_dptr, _c_numbytes)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ByteOffset)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ByteOffset)
 
 def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
     """cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: Optional[CUDA_ARRAY_DESCRIPTOR], dptr: CUdeviceptr | int, Pitch: int)
@@ -42377,7 +42381,7 @@ def cuTexRefGetAddressMode(hTexRef, dim):
         _result = cydriver.cuTexRefGetAddressMode(&_c_pam, _c_hTexRef, _c_dim)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUaddress_mode", <long long>_c_pam))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUaddress_mode", <long long>_c_pam))
 
 def cuTexRefGetFilterMode(hTexRef):
     """cuTexRefGetFilterMode(hTexRef: CUtexref | int | None)
@@ -42418,7 +42422,7 @@ def cuTexRefGetFilterMode(hTexRef):
         _result = cydriver.cuTexRefGetFilterMode(&_c_pfm, _c_hTexRef)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUfilter_mode", <long long>_c_pfm))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUfilter_mode", <long long>_c_pfm))
 
 def cuTexRefGetFormat(hTexRef):
     """cuTexRefGetFormat(hTexRef: CUtexref | int | None)
@@ -42504,7 +42508,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef):
         _result = cydriver.cuTexRefGetMipmapFilterMode(&_c_pfm, _c_hTexRef)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUfilter_mode", <long long>_c_pfm))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUfilter_mode", <long long>_c_pfm))
 
 def cuTexRefGetMipmapLevelBias(hTexRef):
     """cuTexRefGetMipmapLevelBias(hTexRef: CUtexref | int | None)
@@ -42545,7 +42549,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef):
         _result = cydriver.cuTexRefGetMipmapLevelBias(&_c_pbias, _c_hTexRef)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pbias)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pbias)
 
 def cuTexRefGetMipmapLevelClamp(hTexRef):
     """cuTexRefGetMipmapLevelClamp(hTexRef: CUtexref | int | None)
@@ -42630,7 +42634,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef):
         _result = cydriver.cuTexRefGetMaxAnisotropy(&_c_pmaxAniso, _c_hTexRef)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pmaxAniso)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pmaxAniso)
 
 def cuTexRefGetBorderColor(hTexRef):
     """cuTexRefGetBorderColor(hTexRef: CUtexref | int | None)
@@ -42723,7 +42727,7 @@ def cuTexRefGetFlags(hTexRef):
         _result = cydriver.cuTexRefGetFlags(&_c_pFlags, _c_hTexRef)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pFlags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pFlags)
 
 def cuTexRefCreate():
     """cuTexRefCreate()
@@ -44221,7 +44225,7 @@ def cuTensorMapSetAllocationClass(tensorMap, allocClass):
         _result = cydriver.cuTensorMapSetAllocationClass(<cydriver.CUtensorMap *>_c_tensorMap, _c_allocClass, &_c_outAllocClass)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUtensorMapAllocClass", <long long>_c_outAllocClass))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUtensorMapAllocClass", <long long>_c_outAllocClass))
 
 def cuDeviceCanAccessPeer(dev, peerDev):
     """cuDeviceCanAccessPeer(dev: CUdevice | int, peerDev: CUdevice | int)
@@ -44265,7 +44269,7 @@ def cuDeviceCanAccessPeer(dev, peerDev):
         _result = cydriver.cuDeviceCanAccessPeer(&_c_canAccessPeer, _c_dev, _c_peerDev)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_canAccessPeer)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_canAccessPeer)
 
 def cuCtxEnablePeerAccess(peerContext, Flags):
     """cuCtxEnablePeerAccess(peerContext: CUcontext | int | None, Flags: int)
@@ -44429,7 +44433,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
         _result = cydriver.cuDeviceGetP2PAttribute(&_c_value, _c_attrib, _c_srcDevice, _c_dstDevice)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_value)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_value)
 
 def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     """cuDeviceGetP2PAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, srcDevice: CUdevice | int, dstDevice: CUdevice | int)
@@ -45056,7 +45060,7 @@ def cuCoredumpGetAttribute(attrib):
             _result = cydriver.cuCoredumpGetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -45157,7 +45161,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
             _result = cydriver.cuCoredumpGetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -45587,7 +45591,7 @@ def cuGetExportTable(pExportTableId):
         _result = cydriver.cuGetExportTable(<const void **>&_c_ppExportTable, <const cydriver.CUuuid *>_c_pExportTableId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_ppExportTable)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_ppExportTable)
 
 def cuGreenCtxCreate(desc, dev, flags):
     """cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int, flags: int)
@@ -46439,7 +46443,7 @@ def cuGreenCtxGetId(greenCtx):
         _result = cydriver.cuGreenCtxGetId(_c_greenCtx, &_c_greenCtxId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_greenCtxId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_greenCtxId)
 
 def cuStreamGetDevResource(hStream, typename):
     """cuStreamGetDevResource(hStream: CUstream | int | None, typename: CUdevResourceType | int)
@@ -46712,7 +46716,7 @@ def cuCheckpointProcessGetRestoreThreadId(pid):
         _result = cydriver.cuCheckpointProcessGetRestoreThreadId(_c_pid, &_c_tid)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_tid)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_tid)
 
 def cuCheckpointProcessGetState(pid):
     """cuCheckpointProcessGetState(pid: int)
@@ -46742,7 +46746,7 @@ def cuCheckpointProcessGetState(pid):
         _result = cydriver.cuCheckpointProcessGetState(_c_pid, &_c_state)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("CUprocessState", <long long>_c_state))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("CUprocessState", <long long>_c_state))
 
 def cuCheckpointProcessLock(pid, args):
     """cuCheckpointProcessLock(pid: int, args: Optional[CUcheckpointLockArgs])

@@ -53,6 +53,10 @@ cdef inline object _status(long long code):
 cdef inline tuple _status_alone(long long code):
     return _support.status_alone(_enums, code)
 
+# The (success, value) pair of the calls that return one number, enum member
+# or typed value (_support.spare_pair).
+cdef PyObject* _spare_pair = NULL
+
 # Handles
 cdef class nvrtcProgram(_support.Handle):
     """nvrtcProgram(init_value=0, _ptr=0)
@@ -279,7 +283,7 @@ def nvrtcGetNumSupportedArchs():
         _result = cynvrtc.nvrtcGetNumSupportedArchs(&_c_numArchs)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_numArchs)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_numArchs)
 
 def nvrtcGetSupportedArchs(supportedArchs=None):
     """nvrtcGetSupportedArchs(supportedArchs: Buffer | None = None)
@@ -502,7 +506,7 @@ def nvrtcGetPTXSize(prog):
         _result = cynvrtc.nvrtcGetPTXSize(_c_prog, &_c_ptxSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ptxSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ptxSizeRet)
 
 def nvrtcGetPTX(prog, ptx=None):
     """nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: Buffer | None = None)
@@ -579,7 +583,7 @@ def nvrtcGetCUBINSize(prog):
         _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, &_c_cubinSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_cubinSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_cubinSizeRet)
 
 def nvrtcGetCUBIN(prog, cubin=None):
     """nvrtcGetCUBIN(prog: nvrtcProgram | int | None, cubin: Buffer | None = None)
@@ -661,7 +665,7 @@ def nvrtcGetLTOIRSize(prog):
         _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, &_c_LTOIRSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_LTOIRSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_LTOIRSizeRet)
 
 def nvrtcGetLTOIR(prog, LTOIR=None):
     """nvrtcGetLTOIR(prog: nvrtcProgram | int | None, LTOIR: Buffer | None = None)
@@ -739,7 +743,7 @@ def nvrtcGetOptiXIRSize(prog):
         _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, &_c_optixirSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_optixirSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_optixirSizeRet)
 
 def nvrtcGetOptiXIR(prog, optixir=None):
     """nvrtcGetOptiXIR(prog: nvrtcProgram | int | None, optixir: Buffer | None = None)
@@ -820,7 +824,7 @@ def nvrtcGetProgramLogSize(prog):
         _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, &_c_logSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_logSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_logSizeRet)
 
 def nvrtcGetProgramLog(prog, log=None):
     """nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: Buffer | None = None)
@@ -968,7 +972,7 @@ def nvrtcGetPCHHeapSize():
         _result = cynvrtc.nvrtcGetPCHHeapSize(&_c_ret)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ret)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ret)
 
 def nvrtcSetPCHHeapSize(size):
     """nvrtcSetPCHHeapSize(size: int)
@@ -1065,7 +1069,7 @@ def nvrtcGetPCHHeapSizeRequired(prog):
         _result = cynvrtc.nvrtcGetPCHHeapSizeRequired(_c_prog, &_c_size)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_size)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_size)
 
 def nvrtcSetFlowCallback(prog, callback, payload):
     """nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: int | None, payload: int | Buffer | None)
@@ -1155,7 +1159,7 @@ def nvrtcGetTileIRSize(prog):
         _result = cynvrtc.nvrtcGetTileIRSize(_c_prog, &_c_TileIRSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_TileIRSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_TileIRSizeRet)
 
 def nvrtcGetTileIR(prog, TileIR=None):
     """nvrtcGetTileIR(prog: nvrtcProgram | int | None, TileIR: Buffer | None = None)

@@ -241,6 +241,10 @@ cdef inline object _status(long long code):
 cdef inline tuple _status_alone(long long code):
     return _support.status_alone(_enums, code)
 
+# The (success, value) pair of the calls that return one number, enum member
+# or typed value (_support.spare_pair).
+cdef PyObject* _spare_pair = NULL
+
 # Handles
 cdef class cudaDevResourceDesc_t(_support.Handle):
     """cudaDevResourceDesc_t(init_value=0, _ptr=0)
@@ -17094,7 +17098,7 @@ def cudaDeviceGetLimit(limit):
         _result = cyruntime.cudaDeviceGetLimit(&_c_pValue, _c_limit)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_pValue)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_pValue)
 
 def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device):
     """cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: Optional[cudaChannelFormatDesc], device: int)
@@ -17132,7 +17136,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device):
         _result = cyruntime.cudaDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, <const cyruntime.cudaChannelFormatDesc *>_c_fmtDesc, _c_device)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_maxWidthInElements)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_maxWidthInElements)
 
 def cudaDeviceGetCacheConfig():
     """cudaDeviceGetCacheConfig()
@@ -17177,7 +17181,7 @@ def cudaDeviceGetCacheConfig():
         _result = cyruntime.cudaDeviceGetCacheConfig(&_c_pCacheConfig)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaFuncCache", <long long>_c_pCacheConfig))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaFuncCache", <long long>_c_pCacheConfig))
 
 def cudaDeviceGetStreamPriorityRange():
     """cudaDeviceGetStreamPriorityRange()
@@ -17325,7 +17329,7 @@ def cudaDeviceGetByPCIBusId(pciBusId):
         _result = cyruntime.cudaDeviceGetByPCIBusId(&_c_device, _c_pciBusId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaDeviceGetPCIBusId(length, device):
     """cudaDeviceGetPCIBusId(length: int, device: int)
@@ -17645,7 +17649,7 @@ def cudaIpcOpenMemHandle(handle, flags):
         _result = cyruntime.cudaIpcOpenMemHandle(<void **>&_c_devPtr, _c_handle[0], _c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaIpcCloseMemHandle(devPtr):
     """cudaIpcCloseMemHandle(devPtr: int | Buffer | None)
@@ -17889,7 +17893,7 @@ def cudaDeviceGetSharedMemConfig():
         _result = cyruntime.cudaDeviceGetSharedMemConfig(&_c_pConfig)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaSharedMemConfig", <long long>_c_pConfig))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaSharedMemConfig", <long long>_c_pConfig))
 
 def cudaDeviceSetSharedMemConfig(config):
     """cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int)
@@ -18150,7 +18154,7 @@ def cudaGetDeviceCount():
         _result = cyruntime.cudaGetDeviceCount(&_c_count)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cudaGetDeviceProperties(device):
     """cudaGetDeviceProperties(device: int)
@@ -18226,7 +18230,7 @@ def cudaDeviceGetAttribute(attr, device):
         _result = cyruntime.cudaDeviceGetAttribute(&_c_value, _c_attr, _c_device)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_value)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_value)
 
 def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
     """cudaDeviceGetHostAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, device: int)
@@ -18537,7 +18541,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
         _result = cyruntime.cudaDeviceGetP2PAttribute(&_c_value, _c_attr, _c_srcDevice, _c_dstDevice)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_value)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_value)
 
 def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     """cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, srcDevice: int, dstDevice: int)
@@ -18643,7 +18647,7 @@ def cudaChooseDevice(prop):
         _result = cyruntime.cudaChooseDevice(&_c_device, <const cyruntime.cudaDeviceProp *>_c_prop)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaInitDevice(device, deviceFlags, flags):
     """cudaInitDevice(device: int, deviceFlags: int, flags: int)
@@ -18779,7 +18783,7 @@ def cudaGetDevice():
         _result = cyruntime.cudaGetDevice(&_c_device)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaSetValidDevices(device_arr, length):
     """cudaSetValidDevices(device_arr: Sequence[int] | None, length: int)
@@ -18967,7 +18971,7 @@ def cudaGetDeviceFlags():
         _result = cyruntime.cudaGetDeviceFlags(&_c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cudaStreamCreate():
     """cudaStreamCreate()
@@ -19176,7 +19180,7 @@ def cudaStreamGetPriority(hStream):
         _result = cyruntime.cudaStreamGetPriority(_c_hStream, &_c_priority)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_priority)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_priority)
 
 def cudaStreamGetFlags(hStream):
     """cudaStreamGetFlags(hStream: cudaStream_t | int | None)
@@ -19216,7 +19220,7 @@ def cudaStreamGetFlags(hStream):
         _result = cyruntime.cudaStreamGetFlags(_c_hStream, &_c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cudaStreamGetId(hStream):
     """cudaStreamGetId(hStream: cudaStream_t | int | None)
@@ -19267,7 +19271,7 @@ def cudaStreamGetId(hStream):
         _result = cyruntime.cudaStreamGetId(_c_hStream, &_c_streamId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_streamId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_streamId)
 
 def cudaStreamGetDevice(hStream):
     """cudaStreamGetDevice(hStream: cudaStream_t | int | None)
@@ -19307,7 +19311,7 @@ def cudaStreamGetDevice(hStream):
         _result = cyruntime.cudaStreamGetDevice(_c_hStream, &_c_device)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaCtxResetPersistingL2Cache():
     """cudaCtxResetPersistingL2Cache()
@@ -19403,7 +19407,7 @@ def cudaStreamGetAttribute(hStream, attr):
             _result = cyruntime.cudaStreamGetAttribute(_c_hStream, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value_out, _t_value_out))
 
     finally:
         _support.typed_release(&_c_value_out)
@@ -20048,7 +20052,7 @@ def cudaThreadExchangeStreamCaptureMode(mode=0):
         _result = cyruntime.cudaThreadExchangeStreamCaptureMode(&_c_mode)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaStreamCaptureMode", <long long>_c_mode))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaStreamCaptureMode", <long long>_c_mode))
 
 def cudaStreamEndCapture(stream):
     """cudaStreamEndCapture(stream: cudaStream_t | int | None)
@@ -20143,7 +20147,7 @@ def cudaStreamIsCapturing(stream):
         _result = cyruntime.cudaStreamIsCapturing(_c_stream, &_c_pCaptureStatus)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaStreamCaptureStatus", <long long>_c_pCaptureStatus))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaStreamCaptureStatus", <long long>_c_pCaptureStatus))
 
 def cudaStreamGetCaptureInfo(stream):
     """cudaStreamGetCaptureInfo(stream: cudaStream_t | int | None)
@@ -20680,7 +20684,7 @@ def cudaEventElapsedTime(start, end):
         _result = cyruntime.cudaEventElapsedTime(&_c_ms, _c_start, _c_end)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ms)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ms)
 
 def cudaImportExternalMemory(memHandleDesc):
     """cudaImportExternalMemory(memHandleDesc: Optional[cudaExternalMemoryHandleDesc])
@@ -20930,7 +20934,7 @@ def cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc):
         _result = cyruntime.cudaExternalMemoryGetMappedBuffer(<void **>&_c_devPtr, _c_extMem, <const cyruntime.cudaExternalMemoryBufferDesc *>_c_bufferDesc)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
     """cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int | None, mipmapDesc: Optional[cudaExternalMemoryMipmappedArrayDesc])
@@ -22048,7 +22052,7 @@ def cudaFuncGetParamCount(func):
             _result = cyruntime.cudaFuncGetParamCount(<const void *>_c_func, &_c_paramCount)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_paramCount)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_paramCount)
 
     finally:
         _support.release_address(&_view_func)
@@ -22369,7 +22373,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSi
             _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, <const void *>_c_func, _c_blockSize, _c_dynamicSMemSize)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_numBlocks)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_numBlocks)
 
     finally:
         _support.release_address(&_view_func)
@@ -22423,7 +22427,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
             _result = cyruntime.cudaOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, <const void *>_c_func, _c_numBlocks, _c_blockSize)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_dynamicSmemSize)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_dynamicSmemSize)
 
     finally:
         _support.release_address(&_view_func)
@@ -22495,7 +22499,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dyna
             _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, <const void *>_c_func, _c_blockSize, _c_dynamicSMemSize, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_numBlocks)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_numBlocks)
 
     finally:
         _support.release_address(&_view_func)
@@ -22555,7 +22559,7 @@ def cudaOccupancyMaxPotentialClusterSize(func, launchConfig):
             _result = cyruntime.cudaOccupancyMaxPotentialClusterSize(&_c_clusterSize, <const void *>_c_func, <const cyruntime.cudaLaunchConfig_t *>_c_launchConfig)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_clusterSize)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_clusterSize)
 
     finally:
         _support.release_address(&_view_func)
@@ -22618,7 +22622,7 @@ def cudaOccupancyMaxActiveClusters(func, launchConfig):
             _result = cyruntime.cudaOccupancyMaxActiveClusters(&_c_numClusters, <const void *>_c_func, <const cyruntime.cudaLaunchConfig_t *>_c_launchConfig)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_numClusters)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_numClusters)
 
     finally:
         _support.release_address(&_view_func)
@@ -22739,7 +22743,7 @@ def cudaMallocManaged(size, flags):
         _result = cyruntime.cudaMallocManaged(<void **>&_c_devPtr, _c_size, _c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaMalloc(size):
     """cudaMalloc(size: int)
@@ -22783,7 +22787,7 @@ def cudaMalloc(size):
         _result = cyruntime.cudaMalloc(<void **>&_c_devPtr, _c_size)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaMallocHost(size):
     """cudaMallocHost(size: int)
@@ -22834,7 +22838,7 @@ def cudaMallocHost(size):
         _result = cyruntime.cudaMallocHost(<void **>&_c_ptr, _c_size)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_ptr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_ptr)
 
 def cudaMallocPitch(width, height):
     """cudaMallocPitch(width: int, height: int)
@@ -23207,7 +23211,7 @@ def cudaHostAlloc(size, flags):
         _result = cyruntime.cudaHostAlloc(<void **>&_c_pHost, _c_size, _c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_pHost)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_pHost)
 
 def cudaHostRegister(ptr, size, flags):
     """cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int)
@@ -23435,7 +23439,7 @@ def cudaHostGetDevicePointer(pHost, flags):
             _result = cyruntime.cudaHostGetDevicePointer(<void **>&_c_pDevice, <void *>_c_pHost, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), <uintptr_t>_c_pDevice)
+        return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_pDevice)
 
     finally:
         _support.release_address(&_view_pHost)
@@ -23477,7 +23481,7 @@ def cudaHostGetFlags(pHost):
             _result = cyruntime.cudaHostGetFlags(&_c_pFlags, <void *>_c_pHost)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_pFlags)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_pFlags)
 
     finally:
         _support.release_address(&_view_pHost)
@@ -26372,7 +26376,7 @@ def cudaGetSymbolAddress(symbol):
             _result = cyruntime.cudaGetSymbolAddress(<void **>&_c_devPtr, <const void *>_c_symbol)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), <uintptr_t>_c_devPtr)
+        return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -26419,7 +26423,7 @@ def cudaGetSymbolSize(symbol):
             _result = cyruntime.cudaGetSymbolSize(&_c_size, <const void *>_c_symbol)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_size)
+        return _support.spare_pair(&_spare_pair, _status(0), _c_size)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -27118,7 +27122,7 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
             _result = cyruntime.cudaMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, <const void *>_c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_data, _t_data))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_data, _t_data))
 
     finally:
         _support.typed_release(&_c_data)
@@ -27640,7 +27644,7 @@ def cudaMallocAsync(size, hStream):
         _result = cyruntime.cudaMallocAsync(<void **>&_c_devPtr, _c_size, _c_hStream)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaFreeAsync(devPtr, hStream):
     """cudaFreeAsync(devPtr: int | Buffer | None, hStream: cudaStream_t | int | None)
@@ -27878,7 +27882,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
             _result = cyruntime.cudaMemPoolGetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -27949,7 +27953,7 @@ def cudaMemPoolGetAccess(memPool, location):
         _result = cyruntime.cudaMemPoolGetAccess(&_c_flags, _c_memPool, <cyruntime.cudaMemLocation *>_c_location)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaMemAccessFlags", <long long>_c_flags))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaMemAccessFlags", <long long>_c_flags))
 
 def cudaMemPoolCreate(poolProps):
     """cudaMemPoolCreate(poolProps: Optional[cudaMemPoolProps])
@@ -28238,7 +28242,7 @@ def cudaMallocFromPoolAsync(size, memPool, stream):
         _result = cyruntime.cudaMallocFromPoolAsync(<void **>&_c_ptr, _c_size, _c_memPool, _c_stream)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_ptr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_ptr)
 
 def cudaMemPoolExportToShareableHandle(memPool, handleType, flags):
     """cudaMemPoolExportToShareableHandle(memPool: cudaMemPool_t | int | None, handleType: cudaMemAllocationHandleType | int, flags: int)
@@ -28285,7 +28289,7 @@ def cudaMemPoolExportToShareableHandle(memPool, handleType, flags):
             _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
 
     finally:
         _support.typed_release(&_c_shareableHandle)
@@ -28417,7 +28421,7 @@ def cudaMemPoolImportPointer(memPool, exportData):
         _result = cyruntime.cudaMemPoolImportPointer(<void **>&_c_ptr, _c_memPool, <cyruntime.cudaMemPoolPtrExportData *>_c_exportData)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_ptr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_ptr)
 
 def cudaPointerGetAttributes(ptr):
     """cudaPointerGetAttributes(ptr: int | Buffer | None)
@@ -28547,7 +28551,7 @@ def cudaDeviceCanAccessPeer(device, peerDevice):
         _result = cyruntime.cudaDeviceCanAccessPeer(&_c_canAccessPeer, _c_device, _c_peerDevice)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_canAccessPeer)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_canAccessPeer)
 
 def cudaDeviceEnablePeerAccess(peerDevice, flags):
     """cudaDeviceEnablePeerAccess(peerDevice: int, flags: int)
@@ -29580,7 +29584,7 @@ def cudaDriverGetVersion():
         _result = cyruntime.cudaDriverGetVersion(&_c_driverVersion)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_driverVersion)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_driverVersion)
 
 def cudaRuntimeGetVersion():
     """cudaRuntimeGetVersion()
@@ -29626,7 +29630,7 @@ def cudaRuntimeGetVersion():
         _result = cyruntime.cudaRuntimeGetVersion(&_c_runtimeVersion)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_runtimeVersion)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_runtimeVersion)
 
 def cudaLogsRegisterCallback(callbackFunc, userData):
     """cudaLogsRegisterCallback(callbackFunc: Callable[..., None] | cudaLogsCallback_t, userData: Any)
@@ -30162,7 +30166,7 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
             _result = cyruntime.cudaGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value_out, _t_value_out))
 
     finally:
         _support.typed_release(&_c_value_out)
@@ -32306,7 +32310,7 @@ def cudaGraphMemFreeNodeGetParams(node):
         _result = cyruntime.cudaGraphMemFreeNodeGetParams(_c_node, <void *>&_c_dptr_out)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_dptr_out)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_dptr_out)
 
 def cudaDeviceGraphMemTrim(device):
     """cudaDeviceGraphMemTrim(device: int)
@@ -32397,7 +32401,7 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
             _result = cyruntime.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.typed_read(&_c_value, _t_value))
+        return _support.spare_pair(&_spare_pair, _status(0), _support.typed_read(&_c_value, _t_value))
 
     finally:
         _support.typed_release(&_c_value)
@@ -32586,7 +32590,7 @@ def cudaGraphNodeGetType(node):
         _result = cyruntime.cudaGraphNodeGetType(_c_node, &_c_pType)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _enum_member("cudaGraphNodeType", <long long>_c_pType))
+    return _support.spare_pair(&_spare_pair, _status(0), _enum_member("cudaGraphNodeType", <long long>_c_pType))
 
 def cudaGraphNodeGetContainingGraph(hNode):
     """cudaGraphNodeGetContainingGraph(hNode: cudaGraphNode_t | int | None)
@@ -32659,7 +32663,7 @@ def cudaGraphNodeGetLocalId(hNode):
         _result = cyruntime.cudaGraphNodeGetLocalId(_c_hNode, &_c_nodeId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_nodeId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_nodeId)
 
 def cudaGraphNodeGetToolsId(hNode):
     """cudaGraphNodeGetToolsId(hNode: cudaGraphNode_t | int | None)
@@ -32692,7 +32696,7 @@ def cudaGraphNodeGetToolsId(hNode):
         _result = cyruntime.cudaGraphNodeGetToolsId(_c_hNode, &_c_toolsNodeId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_toolsNodeId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_toolsNodeId)
 
 def cudaGraphGetId(hGraph):
     """cudaGraphGetId(hGraph: cudaGraph_t | int | None)
@@ -32728,7 +32732,7 @@ def cudaGraphGetId(hGraph):
         _result = cyruntime.cudaGraphGetId(_c_hGraph, &_c_graphID)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_graphID)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_graphID)
 
 def cudaGraphExecGetId(hGraphExec):
     """cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | int | None)
@@ -32764,7 +32768,7 @@ def cudaGraphExecGetId(hGraphExec):
         _result = cyruntime.cudaGraphExecGetId(_c_hGraphExec, &_c_graphID)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_graphID)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_graphID)
 
 def cudaGraphGetNodes(graph, numNodes=0):
     """cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int = 0)
@@ -33619,7 +33623,7 @@ def cudaGraphExecGetFlags(graphExec):
         _result = cyruntime.cudaGraphExecGetFlags(_c_graphExec, &_c_flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_flags)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_flags)
 
 def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
     """cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams)
@@ -34559,7 +34563,7 @@ def cudaGraphNodeGetEnabled(hGraphExec, hNode):
         _result = cyruntime.cudaGraphNodeGetEnabled(_c_hGraphExec, _c_hNode, &_c_isEnabled)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_isEnabled)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_isEnabled)
 
 def cudaGraphExecUpdate(hGraphExec, hGraph):
     """cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGraph_t | int | None)
@@ -36028,7 +36032,7 @@ def cudaLibraryGetUnifiedFunction(library, symbol):
         _result = cyruntime.cudaLibraryGetUnifiedFunction(<void **>&_c_fptr, _c_library, _c_symbol)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_fptr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_fptr)
 
 def cudaLibraryGetKernelCount(lib):
     """cudaLibraryGetKernelCount(lib: cudaLibrary_t | int | None)
@@ -36064,7 +36068,7 @@ def cudaLibraryGetKernelCount(lib):
         _result = cyruntime.cudaLibraryGetKernelCount(&_c_count, _c_lib)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_count)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_count)
 
 def cudaLibraryEnumerateKernels(numKernels, lib):
     """cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | int | None)
@@ -36773,7 +36777,7 @@ def cudaExecutionCtxGetDevice(ctx):
         _result = cyruntime.cudaExecutionCtxGetDevice(&_c_device, _c_ctx)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaExecutionCtxGetId(ctx):
     """cudaExecutionCtxGetId(ctx: cudaExecutionContext_t | int | None)
@@ -36814,7 +36818,7 @@ def cudaExecutionCtxGetId(ctx):
         _result = cyruntime.cudaExecutionCtxGetId(_c_ctx, &_c_ctxId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ctxId)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ctxId)
 
 def cudaExecutionCtxStreamCreate(ctx, flags, priority):
     """cudaExecutionCtxStreamCreate(ctx: cudaExecutionContext_t | int | None, flags: int, priority: int)
@@ -37134,7 +37138,7 @@ def cudaGetExportTable(pExportTableId):
         _result = cyruntime.cudaGetExportTable(<const void **>&_c_ppExportTable, <const cyruntime.cudaUUID_t *>_c_pExportTableId)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_ppExportTable)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_ppExportTable)
 
 def cudaGetFuncBySymbol(symbolPtr):
     """cudaGetFuncBySymbol(symbolPtr: int | Buffer | None)
@@ -38224,7 +38228,7 @@ def cudaGLMapBufferObject(bufObj):
         _result = cyruntime.cudaGLMapBufferObject(<void **>&_c_devPtr, _c_bufObj)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaGLUnmapBufferObject(bufObj):
     """cudaGLUnmapBufferObject(bufObj: GLuint | int)
@@ -38390,7 +38394,7 @@ def cudaGLMapBufferObjectAsync(bufObj, stream):
         _result = cyruntime.cudaGLMapBufferObjectAsync(<void **>&_c_devPtr, _c_bufObj, _c_stream)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), <uintptr_t>_c_devPtr)
+    return _support.spare_pair(&_spare_pair, _status(0), <uintptr_t>_c_devPtr)
 
 def cudaGLUnmapBufferObjectAsync(bufObj, stream):
     """cudaGLUnmapBufferObjectAsync(bufObj: GLuint | int, stream: cudaStream_t | int | None)
@@ -38467,7 +38471,7 @@ def cudaVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
         _result = cyruntime.cudaVDPAUGetDevice(&_c_device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_device)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_device)
 
 def cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress):
     """cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None)

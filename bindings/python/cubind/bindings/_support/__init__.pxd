@@ -14,7 +14,7 @@ from cubind.bindings._support._machinery cimport (
     handle_field, handle_list_field, int_field, keep, kept_array, struct_list_field, struct_text, value_field)
 from cubind.bindings._support._machinery cimport (
     Handle, Struct, adopt_memory, alloc_struct, buffer_address, detach_views, free_struct, handle_value, new_handle,
-    not_live, only_spare, set_handle, struct_pointer, struct_pointer_required)
+    not_live, only_spare, set_handle, spare_pair, struct_pointer, struct_pointer_required)
 from cubind.bindings._support._machinery cimport KernelParams, kernel_params, kernel_params_pointer
 from cubind.bindings._support._machinery cimport load_scalar, store_scalar
 from cubind.bindings._support._machinery cimport (

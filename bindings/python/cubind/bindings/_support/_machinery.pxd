@@ -113,6 +113,46 @@ cdef extern from *:
     """
     bint only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
 
+# (first, second) for a call to return: the module's spare pair (*slot),
+# filled again in place while nothing but *slot refers to it, as CPython's
+# zip() reuses its result tuple (its hash cache reset, tracked by the
+# collector again); else a new pair, which becomes the spare. The spare keeps
+# the last values alive: only for values that keep nothing else alive (a
+# number, an enum member, a typed value). Never with free threading.
+cdef extern from *:
+    """
+    static inline PyObject* cubind_spare_pair(PyObject** slot, PyObject* first, PyObject* second) {
+    #ifdef Py_GIL_DISABLED
+        (void)slot;
+        return PyTuple_Pack(2, first, second);
+    #else
+        PyObject* pair = *slot;
+        if (pair != NULL && Py_REFCNT(pair) == 1) {
+            PyObject* old_first = PyTuple_GET_ITEM(pair, 0);
+            PyObject* old_second = PyTuple_GET_ITEM(pair, 1);
+            Py_INCREF(pair);
+            Py_INCREF(first);
+            Py_INCREF(second);
+            PyTuple_SET_ITEM(pair, 0, first);
+            PyTuple_SET_ITEM(pair, 1, second);
+        #if PY_VERSION_HEX >= 0x030E0000
+            ((PyTupleObject*)pair)->ob_hash = -1;
+        #endif
+            if (!PyObject_GC_IsTracked(pair)) PyObject_GC_Track(pair);
+            // Last: a finalizer run from here that calls back in finds the pair taken.
+            Py_DECREF(old_first);
+            Py_DECREF(old_second);
+            return pair;
+        }
+        pair = PyTuple_Pack(2, first, second);
+        if (pair == NULL) return NULL;
+        Py_INCREF(pair);
+        Py_XSETREF(*slot, pair);
+        return pair;
+    #endif
+    }
+    """
+    object spare_pair "cubind_spare_pair"(PyObject** slot, object first, object second)
 
 cdef class Handle:
     # An opaque CUDA handle (a pointer). Subclasses only give it a name.

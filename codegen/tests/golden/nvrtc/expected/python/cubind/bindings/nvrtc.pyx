@@ -50,6 +50,10 @@ cdef inline object _status(long long code):
 cdef inline tuple _status_alone(long long code):
     return _support.status_alone(_enums, code)
 
+# The (success, value) pair of the calls that return one number, enum member
+# or typed value (_support.spare_pair).
+cdef PyObject* _spare_pair = NULL
+
 # Handles
 cdef class nvrtcProgram(_support.Handle):
     """nvrtcProgram(init_value=0, _ptr=0)
@@ -250,7 +254,7 @@ def nvrtcGetPTXSize(prog):
         _result = cynvrtc.nvrtcGetPTXSize(_c_prog, &_c_ptxSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ptxSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ptxSizeRet)
 
 def nvrtcGetPTX(prog, ptx=None):
     """nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: Buffer | None = None)
@@ -309,7 +313,7 @@ def nvrtcGetProgramLogSize(prog):
         _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, &_c_logSizeRet)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_logSizeRet)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_logSizeRet)
 
 def nvrtcGetProgramLog(prog, log=None):
     """nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: Buffer | None = None)
@@ -364,7 +368,7 @@ def nvrtcGetPCHHeapSize():
         _result = cynvrtc.nvrtcGetPCHHeapSize(&_c_ret)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), _c_ret)
+    return _support.spare_pair(&_spare_pair, _status(0), _c_ret)
 
 # sizeof(cls_or_obj): the size in bytes of a struct, union, handle or value type.
 cdef dict _SIZES = {
