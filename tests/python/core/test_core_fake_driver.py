@@ -219,6 +219,12 @@ def test_device_allocate_and_close_reach_the_pool(fake_driver_dir):
                 assert "DeviceMemoryResource.allocate" in str(e) and "size" in str(e), str(e)
             else:
                 raise AssertionError(f"allocate({bad!r}) gave no {kind.__name__}")
+        # Sizes on both sides of an int's one-digit form (read in place below
+        # 2**30) reach the driver as given.
+        for size in (1, 2**30 - 1, 2**30, 2**31 + 3, 2**40, 2**62):
+            buf = dev.allocate(size, stream=stream)
+            assert buf.size == size and ctypes.c_size_t.in_dll(fake, "fake_last_alloc_size").value == size
+            buf.close()
         class Size:
             def __index__(self):
                 return 128

@@ -1,5 +1,5 @@
 # cython: language_level=3
-from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.long cimport PyLong_CheckExact
 from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr, unique_ptr
 
@@ -35,13 +35,15 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
 cdef Buffer _allocate(MemoryResource mr, object size, object stream)
 cdef size_t _size_arg_slow(object size, object owner, str method) except? 0
 
+cdef extern from "_launch_args.hpp" namespace "cubind_core":
+    bint read_small_int(object o, long long* out)
+
+
 cdef inline size_t _size_arg(object size, object owner, str method) except? 0:
     # A size in bytes (an int, or anything with __index__) of at least 1; the
-    # error names owner's class and method, and is only built on failure.
-    cdef int overflow = 0
+    # error names owner's class and method, and is only built on failure. An
+    # int as CPython stores a small one is read in place.
     cdef long long value
-    if PyLong_CheckExact(size):
-        value = PyLong_AsLongLongAndOverflow(size, &overflow)
-        if overflow == 0 and value > 0:
-            return <size_t>value
+    if PyLong_CheckExact(size) and read_small_int(size, &value) and value > 0:
+        return <size_t>value
     return _size_arg_slow(size, owner, method)

@@ -88,7 +88,9 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
     # the GIL released, the Buffer filled in.
     cdef cpp.CUstream handle
     cdef size_t nbytes
-    mr._ensure()
+    if not mr._cpp:
+        # Made at first use, or closed (_ensure raises then).
+        mr._ensure()
     if not mr._cpp:
         raise NotImplementedError(f"{type(mr).__name__} must implement allocate(size, *, stream)")
     handle = _stream_handle(stream)
