@@ -31,6 +31,48 @@ struct KeptLaunchConfig {
 static KeptLaunchConfig kept_launch_configs[16];
 static PyObject* launch_config_names[3];  // "grid", "block", "shmem_size", interned
 
+// The last call that gave a kept config, by identity: a call site's keyword
+// names are one constant tuple, and a loop passes the same int objects again.
+// Ints are immutable, so the same objects (references held here) under the
+// same names mean the same config, given again before any value is read.
+struct LastLaunchConfigCall {
+  PyObject* kwnames = nullptr;
+  PyObject* values[3] = {nullptr, nullptr, nullptr};
+  PyObject* config = nullptr;
+};
+static LastLaunchConfigCall last_launch_config_call;
+
+inline void release_launch_config_call(const LastLaunchConfigCall& call) {
+  Py_XDECREF(call.kwnames);
+  for (PyObject* v : call.values) Py_XDECREF(v);
+  Py_XDECREF(call.config);
+}
+
+// The last call is replaced (or forgotten) before the old one's references
+// are let go: a config's deallocation may run a weakref callback that makes
+// a config again, and that call then replaces and lets go of this one.
+inline void forget_last_launch_config_call() {
+  const LastLaunchConfigCall old = last_launch_config_call;
+  last_launch_config_call = LastLaunchConfigCall{};
+  release_launch_config_call(old);
+}
+
+inline void remember_last_launch_config_call(PyObject* kwnames, PyObject* const* values, Py_ssize_t nk,
+                                             PyObject* config) {
+  LastLaunchConfigCall now;
+  now.kwnames = kwnames;
+  Py_INCREF(kwnames);
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    now.values[i] = values[i];
+    Py_INCREF(values[i]);
+  }
+  now.config = config;
+  Py_INCREF(config);
+  const LastLaunchConfigCall old = last_launch_config_call;
+  last_launch_config_call = now;
+  release_launch_config_call(old);
+}
+
 // An exact int within [low, high], into *out.
 inline bool exact_int_in(PyObject* o, long long low, long long high, unsigned long long* out) {
   long long v;
@@ -57,6 +99,13 @@ inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args,
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (n != 0 || kwnames == nullptr) return usual_type_call(type, args, n, kwnames);
   const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+  if (nk > 3) return usual_type_call(type, args, n, kwnames);
+  const LastLaunchConfigCall& last = last_launch_config_call;
+  if (kwnames == last.kwnames && last.config != nullptr && args[0] == last.values[0] &&
+      args[1] == last.values[1] && (nk < 3 || args[2] == last.values[2])) {
+    Py_INCREF(last.config);
+    return last.config;
+  }
   LaunchConfigKey key{0, 0, 0};
   bool given[3] = {false, false, false};
   for (Py_ssize_t i = 0; i < nk; ++i) {
@@ -72,8 +121,10 @@ inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args,
   KeptLaunchConfig& kept = kept_launch_config(key);
   if (kept.config != nullptr && kept.key.grid == key.grid && kept.key.block == key.block &&
       kept.key.shmem == key.shmem) {
-    Py_INCREF(kept.config);
-    return kept.config;
+    PyObject* config = kept.config;
+    Py_INCREF(config);
+    remember_last_launch_config_call(kwnames, args, nk, config);
+    return config;
   }
   PyObject* config = usual_type_call(type, args, n, kwnames);
   if (config == nullptr) return nullptr;
@@ -82,12 +133,14 @@ inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args,
   kept.key = key;
   kept.config = config;
   Py_XDECREF(old);
+  remember_last_launch_config_call(kwnames, args, nk, config);
   return config;
 }
 
 // Called by LaunchConfig.__init__ on an object it initializes again, so that
 // no later call is given it for values it no longer holds.
 inline void forget_launch_config(PyObject* config) {
+  if (last_launch_config_call.config == config) forget_last_launch_config_call();
   for (KeptLaunchConfig& kept : kept_launch_configs) {
     if (kept.config == config) {
       kept.config = nullptr;

@@ -166,6 +166,18 @@ def test_a_launch_config_made_at_every_launch_is_the_same_immutable_config():
     again = LaunchConfig(grid=4, block=128)
     assert again is not first and again.grid == (4, 1, 1)
 
+    # A loop that passes the same int objects again gets the config before any
+    # value is read; initialized again, it is not given for them any more.
+    g, b = 2**31 + 7, 256
+    made = LaunchConfig(grid=g, block=b)
+    assert all(LaunchConfig(grid=g, block=b) is made for _ in range(3))
+    made.__init__(grid=3, block=3)
+    remade = LaunchConfig(grid=g, block=b)
+    assert remade is not made and (remade.grid, remade.block) == ((g, 1, 1), (b, 1, 1))
+    assert LaunchConfig(grid=int(str(g)), block=b) is remade
+    assert LaunchConfig(grid=g, block=b, shmem_size=0) is remade
+    assert LaunchConfig(grid=g, block=b, shmem_size=16) is not remade
+
     class Mine(LaunchConfig):
         pass
     assert type(Mine(grid=4, block=128)) is Mine
