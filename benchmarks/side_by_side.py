@@ -44,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CUDA_INCLUDE = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
 ROUNDS = 15
 # Eight times the others: a launch row's goal is 60 ns over its floor, and its
-# batches vary by 30% from round to round. At 135 rounds a row's 95% interval
-# spanned about 45 ns, at 360 about 30 (benchmarks/README.md, runs B and C).
+# batches vary by 30% from round to round. At 135 rounds the 95% intervals
+# spanned 50 ns (the median row), at 360 rounds 30 (benchmarks/README.md, runs A to C).
 LAUNCH_ROUNDS = 120
 LAUNCH_BATCH = 256          # launches per batch, from an idle stream
 BATCH_SECONDS = 0.002       # other rows: as many calls as take about this long
