@@ -73,6 +73,21 @@ std::string raising_pyx(Library& lib, const std::string& name, const std::string
   return emitted(lib, ".pyx");
 }
 
+// The .pyx of a library named driver (its calls return their status, as the
+// driver's module) declared by `source` in `header`; `rest` is the YAML after
+// its library line (functions:, attribute_types:). Throws the first problem
+// classify reports.
+std::string driver_pyx(const std::string& source, const std::string& header, const std::string& rest) {
+  Library lib = codegen_test::parse_c(source, header);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [" + header +
+                                          "], soname: libcuda.so.1, display_name: Driver, python: {title: Driver}}\n" +
+                                          rest,
+                                      header + ".yaml"));
+  if (!problems.empty()) throw std::runtime_error(problems.front());
+  return emitted(lib, ".pyx");
+}
+
 std::string python_module(const std::string& header) {
   return emitted(codegen_test::parse_c(header, "fields.h"), ".pyx");
 }
@@ -603,27 +618,21 @@ CUresult cuInit(unsigned int Flags);
 // the module's table of that enum, and the value lives on the stack; the
 // table exists only in a module with such values.
 TEST(EmitPythonFunctions, TypedValuesUseTheirEnumsTableAndAStackSlot) {
-  Library lib = codegen_test::parse_c(R"(
+  const std::string module = driver_pyx(R"(
 typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
 typedef enum { ATTR_COUNT = 1, ATTR_RATIO = 2 } attr_t;
 CUresult getAttr(void *data, attr_t attribute, int which);
 CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
 )",
-                                      "typed.h");
-  const auto problems = codegen::classify(
-      lib, codegen::parse_annotations("library: {name: driver, headers: [typed.h], soname: libcuda.so.1, "
-                                      "display_name: Driver, python: {title: Driver}}\n"
-                                      "functions:\n"
-                                      "  getAttr: {params: {data: {direction: out, typed_by: attribute}}}\n"
-                                      "  getAttrs:\n"
-                                      "    params:\n"
-                                      "      attributes: {direction: in, count: n}\n"
-                                      "      data: {direction: out, count: n, typed_by: attributes}\n"
-                                      "attribute_types:\n"
-                                      "  attr_t: {ATTR_COUNT: unsigned int, ATTR_RATIO: double}\n",
-                                      "typed.yaml"));
-  ASSERT_TRUE(problems.empty()) << problems.front();
-  const std::string module = emitted(lib, ".pyx");
+                                        "typed.h",
+                                        "functions:\n"
+                                        "  getAttr: {params: {data: {direction: out, typed_by: attribute}}}\n"
+                                        "  getAttrs:\n"
+                                        "    params:\n"
+                                        "      attributes: {direction: in, count: n}\n"
+                                        "      data: {direction: out, count: n, typed_by: attributes}\n"
+                                        "attribute_types:\n"
+                                        "  attr_t: {ATTR_COUNT: unsigned int, ATTR_RATIO: double}\n");
   EXPECT_THAT(module, HasSubstr("cdef _support.TypedTable _TYPES_attr_t = _support.TypedTable(\"attr_t\", {\n"
                                 "    1: (\"scalar\", sizeof(unsigned int), \"I\", None, 1),  # ATTR_COUNT\n"
                                 "    2: (\"scalar\", sizeof(double), \"d\", None, 1),  # ATTR_RATIO\n"
@@ -657,7 +666,7 @@ CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
 // value object or a struct (which the module reuses in place or which keep
 // memory alive), two values, and a failure make a tuple of their own.
 TEST(EmitPythonFunctions, OneLittleValueComesBackInTheSparePair) {
-  Library lib = codegen_test::parse_c(R"(
+  const std::string module = driver_pyx(R"(
 typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
 typedef enum { MODE_A = 1 } mode_t_;
 typedef struct CUctx_st *CUcontext;
@@ -668,19 +677,13 @@ CUresult getContext(CUcontext *ctx);
 CUresult getPair(pair_t *p);
 CUresult getTwo(int *a, unsigned long long *b);
 )",
-                                      "little.h");
-  const auto problems = codegen::classify(
-      lib, codegen::parse_annotations("library: {name: driver, headers: [little.h], soname: libcuda.so.1, "
-                                      "display_name: Driver, python: {title: Driver}}\n"
-                                      "functions:\n"
-                                      "  getCount: {params: {count: {direction: out}}}\n"
-                                      "  getMode: {params: {mode: {direction: out}}}\n"
-                                      "  getContext: {params: {ctx: {direction: out}}}\n"
-                                      "  getPair: {params: {p: {direction: out}}}\n"
-                                      "  getTwo: {params: {a: {direction: out}, b: {direction: out}}}\n",
-                                      "little.yaml"));
-  ASSERT_TRUE(problems.empty()) << problems.front();
-  const std::string module = emitted(lib, ".pyx");
+                                        "little.h",
+                                        "functions:\n"
+                                        "  getCount: {params: {count: {direction: out}}}\n"
+                                        "  getMode: {params: {mode: {direction: out}}}\n"
+                                        "  getContext: {params: {ctx: {direction: out}}}\n"
+                                        "  getPair: {params: {p: {direction: out}}}\n"
+                                        "  getTwo: {params: {a: {direction: out}, b: {direction: out}}}\n");
   EXPECT_THAT(module, HasSubstr("\ncdef PyObject* _spare_pair = NULL\n"));
   const auto body = [&](const std::string& name) {
     const auto begin = module.find("def " + name + "(");
