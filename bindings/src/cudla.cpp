@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/cudla.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -53,6 +55,13 @@ cubind::detail::LibraryTable g_table({"cuDLA", "libcudla.so.1", "CUBIND_CUDLA_LI
 void cudla_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus cudla_status() noexcept { return g_table.status(); }
+
+void* cudla_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* cudla_status_name(cudlaStatus status) noexcept {
   static constexpr struct {

@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/cufile.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -115,6 +117,13 @@ cubind::detail::LibraryTable g_table({"cuFile", "libcufile.so.0", "CUBIND_CUFILE
 void cufile_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus cufile_status() noexcept { return g_table.status(); }
+
+void* cufile_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *descr) {
   using Fn = CUfileError_t (*)(CUfileHandle_t *, CUfileDescr_t *);

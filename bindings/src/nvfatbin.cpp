@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvfatbin.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -55,6 +57,13 @@ void nvfatbin_load() { g_table.ensure_loaded(); }
 bool nvFatbinHandle_is_live(nvFatbinHandle handle) noexcept { return g_live_nvFatbinHandle.contains(handle); }
 
 cubind::detail::LibraryStatus nvfatbin_status() noexcept { return g_table.status(); }
+
+void* nvfatbin_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvfatbin_status_name(nvFatbinResult status) noexcept {
   static constexpr struct {

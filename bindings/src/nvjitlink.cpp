@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvjitlink.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -63,6 +65,13 @@ void nvjitlink_load() { g_table.ensure_loaded(); }
 bool nvJitLinkHandle_is_live(nvJitLinkHandle handle) noexcept { return g_live_nvJitLinkHandle.contains(handle); }
 
 cubind::detail::LibraryStatus nvjitlink_status() noexcept { return g_table.status(); }
+
+void* nvjitlink_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvjitlink_status_name(nvJitLinkResult status) noexcept {
   static constexpr struct {

@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvml.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -783,6 +785,13 @@ cubind::detail::LibraryTable g_table({"NVML", "libnvidia-ml.so.1", "CUBIND_NVML_
 void nvml_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus nvml_status() noexcept { return g_table.status(); }
+
+void* nvml_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvml_status_name(nvmlReturn_t status) noexcept {
   static constexpr struct {

@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvrtc.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -89,6 +91,13 @@ void nvrtc_load() { g_table.ensure_loaded(); }
 bool nvrtcProgram_is_live(nvrtcProgram handle) noexcept { return g_live_nvrtcProgram.contains(handle); }
 
 cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
+
+void* nvrtc_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvrtc_status_name(nvrtcResult status) noexcept {
   static constexpr struct {

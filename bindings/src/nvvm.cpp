@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvvm.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -60,6 +62,13 @@ void nvvm_load() { g_table.ensure_loaded(); }
 bool nvvmProgram_is_live(nvvmProgram handle) noexcept { return g_live_nvvmProgram.contains(handle); }
 
 cubind::detail::LibraryStatus nvvm_status() noexcept { return g_table.status(); }
+
+void* nvvm_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvvm_status_name(nvvmResult status) noexcept {
   static constexpr struct {

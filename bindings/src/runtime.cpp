@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/runtime.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -761,6 +763,13 @@ cubind::detail::LibraryTable g_table({"the CUDA runtime", "libcudart.so.13", "CU
 void runtime_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus runtime_status() noexcept { return g_table.status(); }
+
+void* runtime_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* runtime_status_name(cudaError_t status) noexcept {
   static constexpr struct {

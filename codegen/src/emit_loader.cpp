@@ -129,6 +129,13 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
   o << "void " << lib.name << "_load();\n\n";
   o << "// Whether " << lib.soname << " is loaded, from where, or why it could not be. Loads nothing.\n";
   o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept;\n\n";
+  o << "// The library's own entry point `name` (a function of these headers, by its\n"
+       "// C name), as this layer's function of that name reaches it, the library\n"
+       "// loaded first, for a caller that calls it directly: without what the layer\n"
+       "// adds around some calls (the record of live handles). nullptr for a name\n"
+       "// these headers do not have. Throws cubind::LoaderError where the library\n"
+       "// cannot be loaded or lacks the entry point.\n";
+  o << "void* " << lib.name << "_entry_point(const char* name);\n\n";
   if (const Enum* st = status_enum(lib)) {
     o << "// The enumerator's name of a " << st->name << " (\"" << st->enumerators.back().name
       << "\"), or nullptr for a value\n// these headers do not know. Loads nothing.\n";
@@ -165,6 +172,7 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << stamp(lib, options, "//");
   o << "#define CUBIND_NO_DEPRECATION_WARNINGS\n";
   o << "#include \"cubind/raw/" << lib.name << ".hpp\"\n\n";
+  o << "#include <cstring>\n\n";
   o << "namespace cubind::raw {\nnamespace {\n\n";
   o << "using cubind::detail::EntryPoint;\n\n";
   o << "// {public name, symbol, introduced in, ABI version, has per-thread variants}\n";
@@ -214,6 +222,11 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
       << ".contains(handle); }\n\n";
   }
   o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept { return g_table.status(); }\n\n";
+  o << "void* " << lib.name << "_entry_point(const char* name) {\n"
+       "  for (int i = 0; i < kEntryCount; ++i) {\n"
+       "    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);\n"
+       "  }\n"
+       "  return nullptr;\n}\n\n";
   if (const Enum* st = status_enum(lib)) {
     // A table rather than a switch: enumerators may share a value.
     o << "const char* " << lib.name << "_status_name(" << st->name << " status) noexcept {\n";

@@ -1,5 +1,7 @@
 // LibraryTable: the table the generated loader fills on first use.
 #include <cubind/detail/loader_support.hpp>
+#include <cubind/raw/nvrtc.hpp>
+#include <dlfcn.h>
 
 #include <gtest/gtest.h>
 
@@ -93,6 +95,25 @@ TEST(LibraryTable, ALibraryThatCannotBeLoadedFailsEveryCallWithTheSameReason) {
   EXPECT_FALSE(status.loaded);
   EXPECT_EQ(status.error, first);
   unsetenv("CUBIND_TABLE_TEST_C");
+}
+
+// The generated loader's <library>_entry_point: the loaded library's own
+// function, which a caller may call directly (cubind.core's launch does).
+TEST(GeneratedLoader, EntryPointIsTheLoadedLibrarysOwnFunction) {
+  setenv("CUBIND_NVRTC_LIBRARY", kNvrtc.c_str(), 0);
+  void* version = cubind::raw::nvrtc_entry_point("nvrtcVersion");
+  ASSERT_NE(version, nullptr);
+  EXPECT_NE(version, reinterpret_cast<void*>(&cubind::raw::nvrtcVersion));
+  Dl_info where{};
+  ASSERT_NE(dladdr(version, &where), 0);
+  EXPECT_NE(std::string(where.dli_fname).find("libnvrtc.so"), std::string::npos) << where.dli_fname;
+  int major = 0, minor = 0, layer_major = -1, layer_minor = -1;
+  ASSERT_EQ(reinterpret_cast<nvrtcResult (*)(int*, int*)>(version)(&major, &minor), NVRTC_SUCCESS);
+  ASSERT_EQ(cubind::raw::nvrtcVersion(&layer_major, &layer_minor), NVRTC_SUCCESS);
+  EXPECT_EQ(major, layer_major);
+  EXPECT_EQ(minor, layer_minor);
+  EXPECT_EQ(cubind::raw::nvrtc_entry_point("nvrtcNoSuchFunction"), nullptr);
+  EXPECT_EQ(cubind::raw::nvrtc_entry_point(""), nullptr);
 }
 
 }  // namespace

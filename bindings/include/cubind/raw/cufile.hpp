@@ -28,6 +28,14 @@ void cufile_load();
 // Whether libcufile.so.0 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus cufile_status() noexcept;
 
+// The library's own entry point `name` (a function of these headers, by its
+// C name), as this layer's function of that name reaches it, the library
+// loaded first, for a caller that calls it directly: without what the layer
+// adds around some calls (the record of live handles). nullptr for a name
+// these headers do not have. Throws cubind::LoaderError where the library
+// cannot be loaded or lacks the entry point.
+void* cufile_entry_point(const char* name);
+
 // cuFileHandleRegister: @brief cuFileHandleRegister is required, and performs extra checking that is memoized to provide increased performance on later cuFile operations. (cufile.h:380)
 CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *descr);
 // cuFileHandleDeregister: @brief releases a registered filehandle from cuFile (cufile.h:391)

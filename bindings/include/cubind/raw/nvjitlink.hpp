@@ -28,6 +28,14 @@ void nvjitlink_load();
 // Whether libnvJitLink.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus nvjitlink_status() noexcept;
 
+// The library's own entry point `name` (a function of these headers, by its
+// C name), as this layer's function of that name reaches it, the library
+// loaded first, for a caller that calls it directly: without what the layer
+// adds around some calls (the record of live handles). nullptr for a name
+// these headers do not have. Throws cubind::LoaderError where the library
+// cannot be loaded or lacks the entry point.
+void* nvjitlink_entry_point(const char* name);
+
 // The enumerator's name of a nvJitLinkResult ("NVJITLINK_ERROR_LTO_NOT_ENABLED"), or nullptr for a value
 // these headers do not know. Loads nothing.
 const char* nvjitlink_status_name(nvJitLinkResult status) noexcept;

@@ -28,6 +28,14 @@ void nvvm_load();
 // Whether libnvvm.so.4 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus nvvm_status() noexcept;
 
+// The library's own entry point `name` (a function of these headers, by its
+// C name), as this layer's function of that name reaches it, the library
+// loaded first, for a caller that calls it directly: without what the layer
+// adds around some calls (the record of live handles). nullptr for a name
+// these headers do not have. Throws cubind::LoaderError where the library
+// cannot be loaded or lacks the entry point.
+void* nvvm_entry_point(const char* name);
+
 // The enumerator's name of a nvvmResult ("NVVM_ERROR_CANCELLED"), or nullptr for a value
 // these headers do not know. Loads nothing.
 const char* nvvm_status_name(nvvmResult status) noexcept;

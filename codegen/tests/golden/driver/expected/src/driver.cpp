@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/driver.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -53,6 +55,13 @@ cubind::detail::LibraryTable g_table({"the CUDA driver", "libcuda.so.1", nullptr
 void driver_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus driver_status() noexcept { return g_table.status(); }
+
+void* driver_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* driver_status_name(CUresult status) noexcept {
   static constexpr struct {

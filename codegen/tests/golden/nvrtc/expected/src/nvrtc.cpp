@@ -3,6 +3,8 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvrtc.hpp"
 
+#include <cstring>
+
 namespace cubind::raw {
 namespace {
 
@@ -47,6 +49,13 @@ cubind::detail::LibraryTable g_table({"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_L
 void nvrtc_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
+
+void* nvrtc_entry_point(const char* name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(kEntries[i].name, name) == 0) return g_table.entry(i);
+  }
+  return nullptr;
+}
 
 const char* nvrtc_status_name(nvrtcResult status) noexcept {
   static constexpr struct {

@@ -32,6 +32,14 @@ void driver_load();
 // Whether libcuda.so.1 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus driver_status() noexcept;
 
+// The library's own entry point `name` (a function of these headers, by its
+// C name), as this layer's function of that name reaches it, the library
+// loaded first, for a caller that calls it directly: without what the layer
+// adds around some calls (the record of live handles). nullptr for a name
+// these headers do not have. Throws cubind::LoaderError where the library
+// cannot be loaded or lacks the entry point.
+void* driver_entry_point(const char* name);
+
 // The enumerator's name of a CUresult ("CUDA_ERROR_UNKNOWN"), or nullptr for a value
 // these headers do not know. Loads nothing.
 const char* driver_status_name(CUresult status) noexcept;
