@@ -110,6 +110,10 @@ void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const
                 "cuLaunchKernelEx");
 }
 
+LaunchKernelExFn launch_kernel_ex_entry() {
+  return reinterpret_cast<LaunchKernelExFn>(raw::driver_entry_point("cuLaunchKernelEx"));
+}
+
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");

@@ -142,7 +142,8 @@ class LaunchGpu : public ::testing::Test {
 
   // Runs saxpy (a = 2) over 10,000 elements and checks every one; the values
   // are integers below 2^24, so a * x + y is exact with or without fused multiply-add.
-  void run_saxpy(const Kernel& kernel, LaunchConfig config = {}, bool type_erased = false, bool rendered = false) {
+  void run_saxpy(const Kernel& kernel, LaunchConfig config = {}, bool type_erased = false, bool rendered = false,
+                 bool driver_entry = false) {
     constexpr unsigned int n = 10000;
     std::vector<float> x(n), y(n);
     for (unsigned int i = 0; i < n; ++i) {
@@ -165,7 +166,17 @@ class LaunchGpu : public ::testing::Test {
       // Rendered for no stream: launch_rendered puts the stream in.
       cubind::NativeLaunchConfig native;
       cubind::render_launch_config(config, nullptr, native);
-      cubind::launch_rendered(stream(), native, kernel, args);
+      if (driver_entry) {
+        // launch_rendered's call made by the caller, as cubind.core's launch makes it.
+        CUlaunchConfig copy = native.config;
+        copy.hStream = stream().handle();
+        copy.attrs = native.attributes;
+        cubind::detail::check(cubind::launch_kernel_ex_entry()(&copy, reinterpret_cast<CUfunction>(kernel.handle()),
+                                                              args, nullptr),
+                              "cuLaunchKernelEx");
+      } else {
+        cubind::launch_rendered(stream(), native, kernel, args);
+      }
     } else {
       cubind::launch(stream(), config, kernel, a, px, py, n);
     }
@@ -194,6 +205,11 @@ TEST_F(LaunchGpu, TypeErasedLaunchRunsTheSameKernel) {
 TEST_F(LaunchGpu, RenderedLaunchRunsTheSameKernelOnTheStreamGiven) {
   const ObjectCode code = compile(kSaxpy, "saxpy.cu");
   run_saxpy(code.get_kernel("saxpy"), {}, false, true);
+}
+
+TEST_F(LaunchGpu, TheDriversOwnLaunchEntryRunsTheSameKernel) {
+  const ObjectCode code = compile(kSaxpy, "saxpy.cu");
+  run_saxpy(code.get_kernel("saxpy"), {}, false, true, true);
 }
 
 TEST_F(LaunchGpu, KernelWithoutParametersLaunches) {

@@ -94,6 +94,16 @@ const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, Stre
 // @throws CudaError from cuLaunchKernelEx
 void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args);
 
+// The driver's own cuLaunchKernelEx, the one launch_rendered reaches through
+// cubind::raw (the driver loaded first, the per-thread default stream chosen
+// as it chooses), for a binding that makes launch_rendered's call itself on
+// its busiest path: the same call, with the raw layer's trampoline and its
+// table left out. The caller keeps launch_rendered's rules: the copy of the
+// rendered config with its own stream, the status checked (detail::check).
+// @throws LoaderError where the driver cannot be loaded
+using LaunchKernelExFn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+LaunchKernelExFn launch_kernel_ex_entry();
+
 // Launches with arguments given as pointers to their bytes, as a caller that
 // knows argument types only at run time has them: args[i] points at sizes[i]
 // bytes. The sizes are checked against the kernel's parameters before launching.
