@@ -63,64 +63,136 @@ def ret1_2_nogil(a, b):
 # of the GIL, as cuda.core's and cubind's do (the driver would otherwise turn
 # it into a node of the graph being captured). Nothing else is checked or
 # converted: the stream, kernel and pool come as ints and the kernel's
-# arguments are ints prepared beforehand, so no binding that releases the GIL
-# can do less.
+# arguments' values are prepared beforehand, so no binding that releases the
+# GIL can do less.
 
-cdef extern from "cuda.h":
-    ctypedef struct CUlaunchConfig:
-        unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes
-        void* hStream
-        void* attrs
-        unsigned int numAttrs
-
-ctypedef int (*launch_ex_fn)(const CUlaunchConfig*, void*, void**, void**) noexcept nogil
 ctypedef int (*alloc_fn)(unsigned long long*, size_t, void*, void*) noexcept nogil
 ctypedef int (*free_fn)(unsigned long long, void*) noexcept nogil
 ctypedef int (*is_capturing_fn)(void*, int*) noexcept nogil
 
-cdef launch_ex_fn _launch_ex = NULL
 cdef alloc_fn _alloc = NULL
 cdef free_fn _free = NULL
 cdef is_capturing_fn _is_capturing = NULL
-# Up to 64 parameters of up to 16 bytes each, prepared once.
-cdef unsigned long long _values[128]
-cdef void* _params[64]
 cdef void* _pool = NULL
+
+# The launch floors are C functions the interpreter calls with its own
+# argument array (METH_FASTCALL), as a binding's launch can be: no tuple of
+# arguments is made. The stream and kernel come as ints, read as a binding
+# that takes ints reads them (an int of up to two digits, as handles are, in
+# place); up to 64 parameters of up to 16 bytes each are prepared once.
+cdef extern from *:
+    """
+    #include <cuda.h>
+    typedef CUresult (*cubind_floor_launch_ex_fn)(const CUlaunchConfig*, CUfunction, void**, void**);
+    static cubind_floor_launch_ex_fn cubind_floor_launch_ex;
+    static void cubind_floor_set_launch_ex(size_t address) { cubind_floor_launch_ex = (cubind_floor_launch_ex_fn)address; }
+    static unsigned long long cubind_floor_values[128];
+    static void* cubind_floor_params[64];
+
+    static inline unsigned long long cubind_floor_u64(PyObject* o) {
+    #if PY_VERSION_HEX >= 0x030C0000
+      const PyLongObject* v = (const PyLongObject*)o;
+      const uintptr_t tag = v->long_value.lv_tag;
+      if ((tag & 3) == 0 && (tag >> 3) <= 2) {
+        const digit* d = v->long_value.ob_digit;
+        return (tag >> 3) == 1 ? d[0] : (((unsigned long long)d[1] << PyLong_SHIFT) | d[0]);
+      }
+    #else
+      const Py_ssize_t size = Py_SIZE(o);
+      if (size == 1 || size == 2) {
+        const digit* d = ((const PyLongObject*)o)->ob_digit;
+        return size == 1 ? d[0] : (((unsigned long long)d[1] << PyLong_SHIFT) | d[0]);
+      }
+    #endif
+      return PyLong_AsUnsignedLongLong(o);
+    }
+
+    /* cuLaunchKernelEx of one block of one thread on stream, the GIL released. */
+    static PyObject* cubind_floor_launch_one_block(PyObject* stream, PyObject* kernel, void** params) {
+      CUlaunchConfig c;
+      CUresult status;
+      c.gridDimX = c.gridDimY = c.gridDimZ = 1;
+      c.blockDimX = c.blockDimY = c.blockDimZ = 1;
+      c.sharedMemBytes = 0;
+      c.hStream = (CUstream)(uintptr_t)cubind_floor_u64(stream);
+      c.attrs = NULL;
+      c.numAttrs = 0;
+      CUfunction f = (CUfunction)(uintptr_t)cubind_floor_u64(kernel);
+      Py_BEGIN_ALLOW_THREADS
+      status = cubind_floor_launch_ex(&c, f, params, NULL);
+      Py_END_ALLOW_THREADS
+      if (status != 0) return PyErr_Format(PyExc_RuntimeError, "cuLaunchKernelEx: %d", (int)status);
+      Py_RETURN_NONE;
+    }
+
+    /* launch(stream, config, kernel, *args) */
+    static PyObject* cubind_floor_launch(PyObject* self, PyObject* const* args, Py_ssize_t n) {
+      (void)self;
+      if (n < 3) return PyErr_Format(PyExc_TypeError, "launch takes 3 or more arguments, %zd given", n);
+      return cubind_floor_launch_one_block(args[0], args[2], n > 3 ? cubind_floor_params : NULL);
+    }
+
+    /* launch_converting(stream, kinds, kernel, *args): see below. */
+    #define cubind_floor_scalar_value(o) ((const char*)(o) + sizeof(PyObject))
+    static PyObject* cubind_floor_launch_converting(PyObject* self, PyObject* const* args, Py_ssize_t n) {
+      (void)self;
+      if (n < 3 || n - 3 > 64 || !PyBytes_Check(args[1]) || PyBytes_GET_SIZE(args[1]) != n - 3)
+        return PyErr_Format(PyExc_ValueError, "launch_converting takes a stream, one kind per argument, a kernel "
+                            "and at most 64 arguments");
+      const char* k = PyBytes_AS_STRING(args[1]);
+      for (Py_ssize_t i = 0; i < n - 3; ++i) {
+        unsigned long long* slot = &cubind_floor_values[2 * i];
+        PyObject* a = args[3 + i];
+        Py_buffer view;
+        switch (k[i]) {
+          case 'i': slot[0] = (unsigned long long)PyLong_AsLongLong(a); break;
+          case 'f': { double d = PyFloat_AS_DOUBLE(a); memcpy(slot, &d, 8); break; }
+          case '1': memcpy(slot, cubind_floor_scalar_value(a), 1); break;
+          case '2': memcpy(slot, cubind_floor_scalar_value(a), 2); break;
+          case '4': memcpy(slot, cubind_floor_scalar_value(a), 4); break;
+          case '8': memcpy(slot, cubind_floor_scalar_value(a), 8); break;
+          case 'g': memcpy(slot, cubind_floor_scalar_value(a), 16); break;
+          case 'b':
+            if (PyObject_GetBuffer(a, &view, PyBUF_SIMPLE) != 0) return NULL;
+            memcpy(slot, view.buf, view.len <= 16 ? (size_t)view.len : 16);
+            PyBuffer_Release(&view);
+            break;
+          default: break;
+        }
+      }
+      return cubind_floor_launch_one_block(args[0], args[2], n > 3 ? cubind_floor_params : NULL);
+    }
+
+    static PyMethodDef cubind_floor_launch_def = {
+        "launch", (PyCFunction)(void (*)(void))cubind_floor_launch, METH_FASTCALL, NULL};
+    static PyMethodDef cubind_floor_launch_converting_def = {
+        "launch_converting", (PyCFunction)(void (*)(void))cubind_floor_launch_converting, METH_FASTCALL, NULL};
+    static PyObject* cubind_floor_make_launch(void) { return PyCFunction_New(&cubind_floor_launch_def, NULL); }
+    static PyObject* cubind_floor_make_launch_converting(void) {
+      return PyCFunction_New(&cubind_floor_launch_converting_def, NULL);
+    }
+    """
+    void cubind_floor_set_launch_ex(size_t address)
+    unsigned long long cubind_floor_values[128]
+    void* cubind_floor_params[64]
+    object cubind_floor_make_launch()
+    object cubind_floor_make_launch_converting()
 
 
 def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool, size_t is_capturing):
-    global _launch_ex, _alloc, _free, _pool, _is_capturing
-    _launch_ex = <launch_ex_fn>launch_ex
+    global _alloc, _free, _pool, _is_capturing
+    cubind_floor_set_launch_ex(launch_ex)
     _alloc = <alloc_fn>alloc
     _free = <free_fn>free_
     _is_capturing = <is_capturing_fn>is_capturing
     _pool = <void*>pool
     for i in range(64):
-        _values[2 * i] = i
-        _values[2 * i + 1] = 0
-        _params[i] = &_values[2 * i]
+        cubind_floor_values[2 * i] = i
+        cubind_floor_values[2 * i + 1] = 0
+        cubind_floor_params[i] = &cubind_floor_values[2 * i]
 
 
-cdef int _launch_one_block(stream, kernel, void** params) except -1:
-    # cuLaunchKernelEx of one block of one thread on stream, the GIL released.
-    cdef CUlaunchConfig c
-    cdef int status
-    cdef void* f = <void*><size_t>kernel
-    c.gridDimX = c.gridDimY = c.gridDimZ = 1
-    c.blockDimX = c.blockDimY = c.blockDimZ = 1
-    c.sharedMemBytes = 0
-    c.hStream = <void*><size_t>stream
-    c.attrs = NULL
-    c.numAttrs = 0
-    with nogil:
-        status = _launch_ex(&c, f, params, NULL)
-    if status != 0:
-        raise RuntimeError(f"cuLaunchKernelEx: {status}")
-    return 0
-
-
-def launch(stream, config, kernel, *args):
-    _launch_one_block(stream, kernel, _params if len(args) else NULL)
+launch = cubind_floor_make_launch()
 
 
 # The least a call of a LaunchConfig made per launch can take: a C function
@@ -152,48 +224,7 @@ config = cubind_floor_make_config()
 # release; a Buffer is passed for free. A binding has to find each
 # argument's kind as well, so none can do less.
 
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from cpython.long cimport PyLong_AsLongLong
-from cpython.float cimport PyFloat_AS_DOUBLE
-from libc.string cimport memcpy
-
-cdef extern from *:
-    """
-    #define cubind_floor_scalar_value(o) ((const char*)(o) + sizeof(PyObject))
-    """
-    const char* cubind_floor_scalar_value(object)
-
-
-def launch_converting(stream, bytes kinds, kernel, *args):
-    cdef Py_ssize_t i, n = len(args)
-    cdef void** params = _params if n else NULL
-    cdef const char* k = kinds
-    cdef unsigned long long* slot
-    cdef Py_buffer view
-    if n > 64 or len(kinds) != n:
-        raise ValueError(f"at most 64 arguments and one kind each, got {n} and {kinds!r}")
-    for i in range(n):
-        slot = &_values[2 * i]
-        a = args[i]
-        if k[i] == b'i':
-            slot[0] = <unsigned long long>PyLong_AsLongLong(a)
-        elif k[i] == b'f':
-            (<double*>slot)[0] = PyFloat_AS_DOUBLE(a)
-        elif k[i] == b'1':
-            memcpy(slot, cubind_floor_scalar_value(a), 1)
-        elif k[i] == b'2':
-            memcpy(slot, cubind_floor_scalar_value(a), 2)
-        elif k[i] == b'4':
-            memcpy(slot, cubind_floor_scalar_value(a), 4)
-        elif k[i] == b'8':
-            memcpy(slot, cubind_floor_scalar_value(a), 8)
-        elif k[i] == b'g':
-            memcpy(slot, cubind_floor_scalar_value(a), 16)
-        elif k[i] == b'b':
-            PyObject_GetBuffer(a, &view, PyBUF_SIMPLE)
-            memcpy(slot, view.buf, view.len if view.len <= 16 else 16)
-            PyBuffer_Release(&view)
-    _launch_one_block(stream, kernel, params)
+launch_converting = cubind_floor_make_launch_converting()
 
 cdef class FloorBuffer:
     cdef unsigned long long ptr
@@ -537,7 +568,7 @@ def cu_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
     cdef int status
     cdef void* fn = <void*><size_t>f
     cdef void* s = <void*><size_t>stream
-    cdef void** p = NULL if params is None else _params
+    cdef void** p = NULL if params is None else cubind_floor_params
     with nogil:
         status = _launch_kernel(fn, 1, 1, 1, 1, 1, 1, 0, s, p, NULL)
     _ok(status, "cuLaunchKernel")

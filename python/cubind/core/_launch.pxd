@@ -3,10 +3,11 @@
 cimport cubind.core._cpp as cpp
 
 cdef class LaunchConfig:
+    # What launch reads, first (_launch_fast.hpp).
+    cdef bint _rendered
+    cdef cpp.NativeLaunchConfig _native
     cdef object __weakref__
     cdef cpp.LaunchConfig _cpp
-    cdef cpp.NativeLaunchConfig _native
-    cdef bint _rendered
     cdef bint _initialized
     cdef readonly tuple grid
     cdef readonly object cluster

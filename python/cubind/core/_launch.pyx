@@ -2,7 +2,9 @@
 # cython: auto_pickle=False
 # LaunchConfig and launch: the config rendered once per LaunchConfig
 # (cubind::render_launch_config), the kernel's parameter layout read once
-# (cubind::parameters_for_launch), then cubind::launch_rendered per call.
+# (cubind::parameters_for_launch), then per call the driver's
+# cuLaunchKernelEx, made as cubind::launch_rendered makes it: by launch
+# itself (_launch_fast.hpp) on its usual way, by _launch_general otherwise.
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport Py_TYPE, PyTypeObject
@@ -25,9 +27,10 @@ cdef extern from "Python.h":
 
 
 cimport cubind.core._cpp as cpp
+from cubind.core._cpp cimport translate
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._module cimport Kernel
-from cubind.core._stream cimport _stream_handle
+from cubind.core._stream cimport Stream, _stream_handle
 
 
 cdef tuple _dim3(value, str field, bint optional_):
@@ -149,17 +152,13 @@ cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
     bint _remembered "cubind_core::remembered"(PyTypeObject* t) noexcept
-    Py_ssize_t _pack_arguments "cubind_core::pack_arguments"(PyObject* args, Py_ssize_t i, Py_ssize_t n,
-                                                             const size_t* sizes, char*& storage, void** pointers,
-                                                             PyTypeObject* buffer_type,
-                                                             Py_ssize_t buffer_address_offset) noexcept
+    Py_ssize_t _pack_arguments "cubind_core::pack_arguments"(PyObject* const* args, Py_ssize_t i, Py_ssize_t n,
+                                                             const size_t* sizes, char*& storage,
+                                                             void** pointers) noexcept
     void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numpy_number,
                                                                    bint cdata) noexcept
 
 
-# Where a Buffer keeps its address: the offset of its _ptr in the object.
-cdef object _no_buffer = None
-cdef Py_ssize_t _BUFFER_ADDRESS_OFFSET = <char*>&(<Buffer>_no_buffer)._ptr - <char*><PyObject*>_no_buffer
 
 
 # An argument _pack_arguments stopped at, of a type other than int, bool,
@@ -312,13 +311,13 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
     return 0
 
 
-# A builtin function, not a cyfunction: the interpreter calls it as directly
-# as any C function (its signature is still in __text_signature__).
+# launch() itself is _launch_fast.hpp's C function, which takes the usual
+# call on its own and gives every other to this one, with the same arguments.
 @cython.binding(False)
-def launch(stream, config, kernel, *kernel_args):
-    """Launches kernel on stream (a Stream or an object with __cuda_stream__)
-    with config (a LaunchConfig) and kernel_args, each checked against the
-    kernel's parameter of the same position (cuLaunchKernelEx)."""
+def _launch_general(stream, config, kernel, *kernel_args):
+    """launch() where its usual way does not apply: a stream of another
+    type, a LaunchConfig not yet rendered, a kernel whose parameters are not
+    yet known, an argument of a kind launch has not seen, keywords."""
     cdef cpp.CUstream handle
     cdef LaunchConfig c
     cdef Kernel k
@@ -362,8 +361,7 @@ def launch(stream, config, kernel, *kernel_args):
     i = 0
     while True:
         # As many arguments as the quick way packs, then one the usual way.
-        i = _pack_arguments(<PyObject*>kernel_args, i, n, k._sizes.data(), storage, pointers,
-                            <PyTypeObject*>Buffer, _BUFFER_ADDRESS_OFFSET)
+        i = _pack_arguments(_tuple_items(kernel_args), i, n, k._sizes.data(), storage, pointers)
         if i == n:
             break
         size = k._sizes[i]
@@ -382,6 +380,48 @@ def launch(stream, config, kernel, *kernel_args):
         i += 1
     with nogil:
         cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
+    if launch_layout.launch_ex == NULL:
+        _remember_launch_entry()
+
+
+cdef extern from "_launch_fast.hpp" namespace "cubind_core":
+    cdef cppclass LaunchLayout:
+        void* launch_ex
+        PyTypeObject* buffer_type
+        PyTypeObject* stream_type
+        PyTypeObject* config_type
+        PyTypeObject* kernel_type
+        unsigned char buffer_address, stream_handle, stream_closed, config_rendered, config_native
+        unsigned char kernel_handle, kernel_slots, kernel_sizes
+    LaunchLayout launch_layout
+    PyObject* const* _tuple_items "cubind_core::tuple_items"(object t)
+    object _make_launch_function "cubind_core::make_launch_function"(object general, object module_name)
+    void _remember_launch_entry "cubind_core::remember_launch_entry"() except +translate
+
+
+cdef unsigned char _offset(void* field, object o, str name) except? 0:
+    # A field's offset in its object, as launch_layout keeps it (one byte).
+    cdef Py_ssize_t offset = <char*>field - <char*><PyObject*>o
+    if not 0 < offset < 256:
+        raise ImportError(f"cubind.core._launch: {name} lies {offset} bytes into its object; launch keeps 1 to 255")
+    return <unsigned char>offset
+
+
+launch_layout.buffer_type = <PyTypeObject*>Buffer
+launch_layout.stream_type = <PyTypeObject*>Stream
+launch_layout.config_type = <PyTypeObject*>LaunchConfig
+launch_layout.kernel_type = <PyTypeObject*>Kernel
+# The fields' addresses in an object at None's address (no object is read).
+cdef object _no_object = None
+launch_layout.buffer_address = _offset(&(<Buffer>_no_object)._ptr, _no_object, "Buffer._ptr")
+launch_layout.stream_handle = _offset(&(<Stream>_no_object)._handle, _no_object, "Stream._handle")
+launch_layout.stream_closed = _offset(&(<Stream>_no_object)._closed, _no_object, "Stream._closed")
+launch_layout.config_rendered = _offset(&(<LaunchConfig>_no_object)._rendered, _no_object, "LaunchConfig._rendered")
+launch_layout.config_native = _offset(&(<LaunchConfig>_no_object)._native, _no_object, "LaunchConfig._native")
+launch_layout.kernel_handle = _offset(&(<Kernel>_no_object)._handle, _no_object, "Kernel._handle")
+launch_layout.kernel_slots = _offset(&(<Kernel>_no_object)._slots, _no_object, "Kernel._slots")
+launch_layout.kernel_sizes = _offset(&(<Kernel>_no_object)._sizes, _no_object, "Kernel._sizes")
+launch = _make_launch_function(_launch_general, __name__)
 
 
 def _packed_arguments(sizes, args, kernel_name="kernel"):

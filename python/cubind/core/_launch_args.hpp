@@ -6,12 +6,20 @@
 #pragma once
 
 #include <Python.h>
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace cubind_core {
+
+// An int beyond one digit, out of line: launch's usual way keeps its code short.
+[[gnu::noinline]] inline bool read_large_int(PyObject* o, long long* out) {
+  int overflow = 0;
+  *out = PyLong_AsLongLongAndOverflow(o, &overflow);  // an exact int sets no error
+  return overflow == 0;
+}
 
 inline bool read_small_int(PyObject* o, long long* out) {
 #if PY_VERSION_HEX >= 0x030C0000
@@ -31,39 +39,29 @@ inline bool read_small_int(PyObject* o, long long* out) {
     return true;
   }
 #endif
-  int overflow = 0;
-  *out = PyLong_AsLongLongAndOverflow(o, &overflow);  // an exact int sets no error
-  return overflow == 0;
+  return read_large_int(o, out);
 }
 
 // An int (or bool) into a parameter of 1, 2, 4 or 8 bytes, as a signed or
 // an unsigned value of that size: the ranges launch's general way accepts
 // (-2**(8n-1) .. 2**(8n) - 1), so either way packs the same bytes or refuses.
-// An 8-byte parameter takes 2**63 .. 2**64 - 1 only the general way.
+// An 8-byte parameter takes 2**63 .. 2**64 - 1 only the general way. The
+// slot is 8 bytes or more: all 8 are written, little-endian, so the value's
+// `size` low bytes come first and the rest is padding the driver never reads.
 inline bool pack_int(PyObject* o, std::size_t size, char* slot) {
   long long v;
   if (!read_small_int(o, &v)) return false;
-  // Little-endian: the low bytes are the value in that size. Each size is
-  // its own constant copy, so none is a call to memcpy.
-  switch (size) {
-    case 8:
-      std::memcpy(slot, &v, 8);
-      return true;
-    case 4:
-      if (v < INT32_MIN || v > static_cast<long long>(UINT32_MAX)) return false;
-      std::memcpy(slot, &v, 4);
-      return true;
-    case 2:
-      if (v < INT16_MIN || v > static_cast<long long>(UINT16_MAX)) return false;
-      std::memcpy(slot, &v, 2);
-      return true;
-    case 1:
-      if (v < INT8_MIN || v > static_cast<long long>(UINT8_MAX)) return false;
-      std::memcpy(slot, &v, 1);
-      return true;
-    default:
-      return false;
+  if (size == 4) {
+    if (v < INT32_MIN || v > static_cast<long long>(UINT32_MAX)) return false;
+  } else if (size == 2) {
+    if (v < INT16_MIN || v > static_cast<long long>(UINT16_MAX)) return false;
+  } else if (size == 1) {
+    if (v < INT8_MIN || v > static_cast<long long>(UINT8_MAX)) return false;
+  } else if (size != 8) {
+    return false;
   }
+  std::memcpy(slot, &v, 8);
+  return true;
 }
 
 // An exact float into a float (rounded) or double parameter.
@@ -94,7 +92,7 @@ inline bool exports_buffer(PyTypeObject* t) {
   return t->tp_as_buffer != nullptr && t->tp_as_buffer->bf_getbuffer != nullptr;
 }
 
-inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
+[[gnu::noinline]] inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
   if (!exports_buffer(Py_TYPE(o))) return false;
   Py_buffer view;
   if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) != 0) {
@@ -166,15 +164,22 @@ inline BufferType& buffer_type_entry(PyTypeObject* t) {
   return buffer_types[((p >> 4) ^ (p >> 11)) & 127];
 }
 
-inline void copy_argument(char* slot, const char* value, std::size_t size) {
-  // Each common size is its own constant copy, so none is a call to memcpy.
-  switch (size) {
-    case 1: std::memcpy(slot, value, 1); break;
-    case 2: std::memcpy(slot, value, 2); break;
-    case 4: std::memcpy(slot, value, 4); break;
-    case 8: std::memcpy(slot, value, 8); break;
-    case 16: std::memcpy(slot, value, 16); break;
-    default: std::memcpy(slot, value, size);
+[[gnu::always_inline]] inline void copy_argument(char* slot, const char* value, std::size_t size) {
+  // Each common size is its own constant copy, so none is a call to memcpy;
+  // tested in turn rather than through a jump table, whose own cache line a
+  // launch would read too.
+  if (size == 8) {
+    std::memcpy(slot, value, 8);
+  } else if (size == 4) {
+    std::memcpy(slot, value, 4);
+  } else if (size == 2) {
+    std::memcpy(slot, value, 2);
+  } else if (size == 1) {
+    std::memcpy(slot, value, 1);
+  } else if (size == 16) {
+    std::memcpy(slot, value, 16);
+  } else {
+    std::memcpy(slot, value, size);
   }
 }
 
@@ -220,101 +225,97 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
   Py_XDECREF(reinterpret_cast<PyObject*>(old));
 }
 
-// The N bytes at `offset` in o into a parameter of `size` bytes, when size is N.
-template <std::size_t N>
-inline bool copy_value(char* slot, PyObject* o, Py_ssize_t offset, std::size_t size) {
-  if (size != N) return false;
-  std::memcpy(slot, reinterpret_cast<const char*>(o) + offset, N);
-  return true;
+// pack_remembered for a type other than a NumPy scalar's (ctypes data, any
+// other export), out of line: launch's usual way keeps its code short.
+[[gnu::noinline]] inline bool pack_remembered_other(PyObject* o, const BufferType& e, std::size_t size, char* slot) {
+  if (e.kind == kCData) {
+    const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
+    if (static_cast<std::size_t>(data->b_size) != size || data->b_ptr == nullptr) return false;
+    copy_argument(slot, data->b_ptr, size);
+    return true;
+  }
+  return pack_buffer(o, size, slot);
 }
 
-// Packs kernel arguments args[i], args[i + 1], ... (a tuple) into their
-// parameters' slots from `storage` on (each slot 8-byte aligned, sizes[i]
-// bytes), pointing pointers[i] at each, for as long as each is of a kind
-// packed here: an int, bool or float, an exact Buffer (type `buffer_type`,
-// its address a uintptr_t at `buffer_address_offset` in the object), or an
-// object of a type launch has remembered. Returns the index of the first
-// argument it did not pack (n when it packed them all), with `storage` moved
-// past the slots it filled: launch packs that one its own way, explaining a
-// refusal, and calls again from the next. Nothing here can fail or call
-// into the interpreter's evaluation loop.
+// The bytes of o, an object of a type launch has remembered (its entry e),
+// into a parameter of `size` bytes; false where they do not fit it.
+[[gnu::always_inline]] inline bool pack_remembered(PyObject* o, const BufferType& e, std::size_t size, char* slot) {
+  if (e.kind == kInline) {
+    if (static_cast<std::size_t>(e.size) != size) return false;
+    copy_argument(slot, reinterpret_cast<const char*>(o) + e.offset, size);
+    return true;
+  }
+  return pack_remembered_other(o, e, size, slot);
+}
+
+// What launch reads on its usual way besides its arguments, in two cache
+// lines: a launch finds little of this process left in the core's caches by
+// the last launch's driver call, so each line read costs a trip to a farther
+// cache. The types pack_arguments and launch_function tell apart, and where
+// their fields lie (byte offsets in the object), set once by _launch.pyx as
+// it loads.
+struct alignas(64) LaunchLayout {
+  // The driver's cuLaunchKernelEx (cubind::launch_kernel_ex_entry), set by
+  // the first launch made the general way (every Kernel's first launch is).
+  CUresult (*launch_ex)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
+  PyTypeObject* long_type;
+  PyTypeObject* bool_type;
+  PyTypeObject* float_type;
+  PyTypeObject* buffer_type = nullptr;
+  PyTypeObject* stream_type = nullptr;
+  PyTypeObject* config_type = nullptr;
+  PyTypeObject* kernel_type = nullptr;
+  std::uint8_t buffer_address = 0;   // uintptr_t in a Buffer
+  std::uint8_t stream_handle = 0;    // CUstream in a Stream
+  std::uint8_t stream_closed = 0;    // int (bint)
+  std::uint8_t config_rendered = 0;  // int (bint) in a LaunchConfig
+  std::uint8_t config_native = 0;    // cubind::NativeLaunchConfig
+  std::uint8_t kernel_handle = 0;    // CUkernel in a Kernel, set once its sizes are
+  std::uint8_t kernel_slots = 0;     // size_t
+  std::uint8_t kernel_sizes = 0;     // std::vector<size_t>
+};
+static LaunchLayout launch_layout{nullptr, &PyLong_Type, &PyBool_Type, &PyFloat_Type};
+
+// Packs kernel arguments args[i], args[i + 1], ... into their parameters'
+// slots from `storage` on (each slot 8-byte aligned, sizes[i] bytes, rounded
+// up to a multiple of 8), pointing pointers[i] at each, for as long as each
+// is of a kind packed here: an int, bool or float, an exact Buffer (its
+// address a uintptr_t in the object), or an object of a type launch has
+// remembered. Returns the index of the first argument it did not pack (n
+// when it packed them all), with `storage` moved past the slots it filled:
+// launch packs that one its own way, explaining a refusal, and calls again
+// from the next. Nothing here can fail or call into the interpreter's
+// evaluation loop.
 //
-// How an argument is packed is worked out from its type once for each run
-// of arguments of one type (16 NumPy int32 scalars are one run): the others
-// of the run cost a comparison of their type with the one before, and their
-// copy.
-inline Py_ssize_t pack_arguments(PyObject* args, Py_ssize_t i, Py_ssize_t n, const std::size_t* sizes,
-                                 char*& storage, void** pointers, PyTypeObject* buffer_type,
-                                 Py_ssize_t buffer_address_offset) {
-  // kValue1 ... kValue8: a value of that many bytes inside the object (a
-  // NumPy scalar's), copied as a constant size; kValueInside, of another size.
-  enum : int { kInt, kFloat, kAddress, kValue1, kValue2, kValue4, kValue8, kValueInside, kCDataBytes, kExportBytes };
+// A remembered type's entry is looked up once for each run of arguments of
+// that type (16 NumPy int32 scalars are one run): the others of the run cost
+// a comparison of their type with the run's, and their copy.
+[[gnu::always_inline]] inline Py_ssize_t pack_arguments(PyObject* const* args, Py_ssize_t i, Py_ssize_t n,
+                                                        const std::size_t* sizes, char*& storage, void** pointers) {
+  const LaunchLayout& l = launch_layout;
   char* at = storage;
-  PyTypeObject* run_type = nullptr;  // the previous argument's type
-  int how = kInt;
-  Py_ssize_t value_offset = 0;       // kValueInside: where the value lies in the object
-  std::size_t value_size = 0;        // ... and its size
+  PyTypeObject* run_type = nullptr;  // the type of the last remembered-type argument
+  const BufferType* run = nullptr;   // ... and its entry
   for (; i < n; ++i) {
-    PyObject* o = PyTuple_GET_ITEM(args, i);
+    PyObject* o = args[i];
     PyTypeObject* t = Py_TYPE(o);
     const std::size_t size = sizes[i];
-    if (t != run_type) {
-      if (t == &PyLong_Type || t == &PyBool_Type) {
-        how = kInt;
-      } else if (t == buffer_type) {
-        how = kAddress;
-      } else if (t == &PyFloat_Type) {
-        how = kFloat;
-      } else {
-        const BufferType& known = buffer_type_entry(t);
-        if (known.type != t) break;
-        value_offset = known.offset;
-        value_size = static_cast<std::size_t>(known.size);
-        if (known.kind == kInline) {
-          how = value_size == 4 ? kValue4 : value_size == 8 ? kValue8 : value_size == 1 ? kValue1
-              : value_size == 2 ? kValue2 : kValueInside;
-        } else {
-          how = known.kind == kCData ? kCDataBytes : kExportBytes;
-        }
-      }
-      run_type = t;
-    }
     bool packed;
-    switch (how) {
-      case kInt:
-        packed = pack_int(o, size, at);
-        break;
-      case kAddress:
-        packed = size == 8;
-        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + buffer_address_offset, 8);
-        break;
-      case kFloat:
-        packed = pack_float(o, size, at);
-        break;
-      case kValue1:
-        packed = copy_value<1>(at, o, value_offset, size);
-        break;
-      case kValue2:
-        packed = copy_value<2>(at, o, value_offset, size);
-        break;
-      case kValue4:
-        packed = copy_value<4>(at, o, value_offset, size);
-        break;
-      case kValue8:
-        packed = copy_value<8>(at, o, value_offset, size);
-        break;
-      case kValueInside:
-        packed = size == value_size;
-        if (packed) copy_argument(at, reinterpret_cast<const char*>(o) + value_offset, size);
-        break;
-      case kCDataBytes: {
-        const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
-        packed = static_cast<std::size_t>(data->b_size) == size && data->b_ptr != nullptr;
-        if (packed) copy_argument(at, data->b_ptr, size);
-        break;
-      }
-      default:
-        packed = pack_buffer(o, size, at);
+    if (t == run_type) {
+      packed = pack_remembered(o, *run, size, at);
+    } else if (t == l.long_type || t == l.bool_type) {
+      packed = pack_int(o, size, at);
+    } else if (t == l.buffer_type) {
+      packed = size == 8;
+      if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + l.buffer_address, 8);
+    } else if (t == l.float_type) {
+      packed = pack_float(o, size, at);
+    } else {
+      const BufferType& known = buffer_type_entry(t);
+      if (known.type != t) break;
+      run = &known;
+      run_type = t;
+      packed = pack_remembered(o, known, size, at);
     }
     if (!packed) break;
     pointers[i] = at;

@@ -24,10 +24,14 @@ cdef class KernelOccupancy:
     cdef Kernel _kernel
 
 cdef class Kernel:
+    # What launch reads, first (_launch_fast.hpp): the parameter sizes, read
+    # from the driver at the first launch, with the kernel's handle; the
+    # 8-byte slots the arguments take when each starts on a slot of its own.
+    cdef bint _have_sizes
+    cdef cpp.CUkernel _handle
+    cdef size_t _slots
+    cdef vector[size_t] _sizes
     cdef object __weakref__
     cdef cpp.Kernel _cpp
     cdef object _module
-    cdef vector[size_t] _sizes
-    cdef size_t _slots
-    cdef bint _have_sizes
     cdef int _load_sizes(self, cpp.CUstream stream=*) except -1

@@ -365,9 +365,6 @@ cdef class KernelOccupancy:
 cdef class Kernel:
     """One kernel of an ObjectCode (a CUkernel), from ObjectCode.get_kernel."""
 
-    # The parameter sizes, read from the driver at the first launch.
-    # 8-byte slots the arguments take when each starts on a slot of its own.
-
     def __dealloc__(self):
         # The driver call of its destructor (an unload, a destroy) may wait
         # on queued work, such as a host callback that needs the GIL.
@@ -395,6 +392,8 @@ cdef class Kernel:
             self._sizes.push_back(p.size)
             self._slots += (p.size + 7) // 8
         self._have_sizes = True
+        # Last: launch's usual way takes a Kernel with a handle as one whose sizes are known.
+        self._handle = self._cpp.handle()
         return 0
 
     @property

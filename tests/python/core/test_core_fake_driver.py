@@ -304,3 +304,138 @@ def test_every_argument_kind_reaches_the_kernel_as_the_general_conversion_makes_
         assert checked > 90, checked   # the rest were refused alike
         buf.close()
     """)
+
+
+def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
+    # A Kernel's first launch goes launch's general way (it reads the
+    # parameter sizes and renders the config); the next ones its usual way,
+    # in C over the caller's arguments. Both must give the driver the same
+    # bytes, the ones _packed_arguments gives, for every kind of argument.
+    run(fake_driver_dir, """
+        import numpy as np
+        from cubind.core._launch import _packed_arguments
+        buf = dev.allocate(64, stream=stream)
+
+        class Pair(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+        pair = np.array([(3, 0.5)], dtype=np.dtype([("a", "<i4"), ("b", "<f8")], align=True))[0]
+        cases = [
+            ("k4", [7]),
+            ("k8", [-2**63]),
+            ("k1_2_4_8", [True, 65535, -2**31, 2**40]),
+            ("k4_8", [1.5, 2.25]),
+            ("k8_8", [buf, int(buf.handle)]),
+            ("k1_1_2_2_4_4_8_8", [np.bool_(True), np.uint8(200), np.int16(-3), np.float16(1.5),
+                                  np.uint32(4000000000), np.float32(2.5), np.int64(-9), np.float64(0.125)]),
+            ("k8_16", [np.complex64(1 + 2j), np.complex128(3 - 4j)]),
+            ("k1_2_4_8_4_8", [ctypes.c_bool(True), ctypes.c_int16(-5), ctypes.c_uint32(6), ctypes.c_int64(-7),
+                              ctypes.c_float(0.5), ctypes.c_double(1.25)]),
+            ("k8_16_16", [ctypes.c_void_p(0x1234), Pair(5, 0.75), pair]),
+            ("k4_8_4_8_4", [np.int32(1), buf, 2, buf, np.float32(3)]),
+        ]
+        for name, args in cases:
+            k = code.get_kernel(name)
+            sizes = [int(s) for s in name[1:].split("_")]
+            expected = _packed_arguments(sizes, args, name)
+            first = [p[:s] for p, s in zip(launched(k, *args), sizes)]
+            again = [p[:s] for p, s in zip(launched(k, *args), sizes)]
+            assert first == expected, (name, first, expected)
+            assert again == expected, (name, again, expected)
+        # The usual way refuses what the general way refuses, with its message.
+        k = code.get_kernel("k4_4")
+        launched(k, 1, 2)
+        for args, kind in [((1, 2**40), ValueError), ((1, buf), TypeError), ((np.int64(1), 2), ValueError),
+                           ((1, "x"), TypeError)]:
+            try:
+                launched(k, *args)
+            except kind as e:
+                assert "argument" in str(e) and "'k4_4'" in str(e), str(e)
+            else:
+                raise AssertionError(f"k4_4 took {args}")
+        buf.close()
+    """)
+
+
+def test_a_launch_the_driver_refuses_raises_its_error_either_way(fake_driver_dir):
+    run(fake_driver_dir, """
+        import numpy as np
+        from cubind.core._errors import CUDAError
+        k = code.get_kernel("k4")
+        status = ctypes.c_int.in_dll(fake, "fake_launch_status")
+        cfg = cc.LaunchConfig(grid=1, block=1, shmem_size=1)
+        cc.launch(stream, cfg, k, 1)
+        # np.int32 is new to launch: the first goes the general way, the second its usual way.
+        seen = []
+        for attempt in range(2):
+            status.value = 701                   # CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+            try:
+                cc.launch(stream, cfg, k, np.int32(attempt))
+            except CUDAError as e:
+                assert e.status == 701 and e.api_function == "cuLaunchKernelEx", (e.status, e.api_function)
+                seen.append((type(e), str(e), e.error_name, e.error_string))
+            else:
+                raise AssertionError("a refused launch raised nothing")
+            finally:
+                status.value = 0
+        assert seen[0] == seen[1], seen
+        assert "cuLaunchKernelEx" in seen[0][1] and "701" in seen[0][1], seen[0]
+        cc.launch(stream, cfg, k, 5)
+        assert launched(k, 6)[0][:4] == struct.pack("<i", 6)
+    """)
+
+
+def test_launch_takes_keywords_and_refuses_what_is_not_a_launch(fake_driver_dir):
+    # launch is a builtin over the caller's arguments; what its usual way does
+    # not take (keywords, too few arguments, a closed stream, another object)
+    # goes its general way, which launches or explains as it always has.
+    run(fake_driver_dir, """
+        import inspect
+        k = code.get_kernel("k4")
+        cfg = cc.LaunchConfig(grid=1, block=1, shmem_size=1)
+        assert type(cc.launch).__name__ == "builtin_function_or_method"
+        assert str(inspect.signature(cc.launch)) == "(stream, config, kernel, *kernel_args)"
+        cc.launch(stream, cfg, k, 3)
+        cc.launch(stream=stream, config=cfg, kernel=k)   # no kernel argument: the count is refused
+    """.replace("        cc.launch(stream=stream, config=cfg, kernel=k)   # no kernel argument: the count is refused\n", """
+        try:
+            cc.launch(stream=stream, config=cfg, kernel=k)
+        except TypeError as e:
+            assert "takes 1 arguments, 0 given" in str(e), str(e)
+        else:
+            raise AssertionError("a launch of k4 with no argument was taken")
+        for bad in [(), (stream,), (stream, cfg)]:
+            try:
+                cc.launch(*bad)
+            except TypeError as e:
+                assert "launch" in str(e) or "argument" in str(e), str(e)
+            else:
+                raise AssertionError(f"launch{bad} was taken")
+        try:
+            cc.launch(stream, "config", k, 1)
+        except TypeError as e:
+            assert "config must be a LaunchConfig, not str" in str(e), str(e)
+        else:
+            raise AssertionError("a str config was taken")
+        try:
+            cc.launch(stream, cfg, "kernel", 1)
+        except TypeError as e:
+            assert "kernel must be a Kernel, not str" in str(e), str(e)
+        else:
+            raise AssertionError("a str kernel was taken")
+        closed = dev.create_stream()
+        cc.launch(closed, cfg, k, 4)
+        closed.close()
+        try:
+            cc.launch(closed, cfg, k, 4)
+        except Exception as e:
+            assert "closed" in str(e).lower(), (type(e), str(e))
+        else:
+            raise AssertionError("a launch on a closed stream was taken")
+        # An object with __cuda_stream__ goes the general way and launches.
+        class Foreign:
+            def __cuda_stream__(self):
+                return (0, int(stream.handle))
+        cc.launch(Foreign(), cfg, k, 9)
+        assert launched(k, 10)[0][:4] == struct.pack("<i", 10)
+    """))

@@ -216,9 +216,13 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
     return 0;
 }
 
+/* What cuLaunchKernelEx returns, as a test sets it (0: it records the launch). */
+int fake_launch_status;
+
 CUresult cuLaunchKernelEx(const launch_config* config, void* f, void** params, void** extra)
 {
     (void)f;
+    if (fake_launch_status != 0) return fake_launch_status;
     fake_config[0] = config->gridDimX; fake_config[1] = config->blockDimX;
     fake_config[2] = config->sharedMemBytes; fake_config[3] = config->numAttrs;
     fake_config[4] = (unsigned)(uintptr_t)config->hStream;

@@ -1,0 +1,123 @@
+// launch() as the interpreter calls it: a C function over the caller's own
+// argument array (METH_FASTCALL), with no tuple of kernel arguments made.
+// Where the call is the usual one (an open Stream, a LaunchConfig already
+// rendered, a Kernel whose parameter sizes are known, arguments of kinds
+// pack_arguments packs that fit their parameters, no keywords), it packs the
+// arguments on the stack and calls cuLaunchKernelEx as cubind::launch_rendered
+// does. Anything else goes to the general launch of _launch.pyx with the
+// same arguments, which converts, renders, loads or explains.
+//
+// Everything the usual call reads outside its arguments is in one cache
+// line (launch_layout) and in the first lines of the Stream, LaunchConfig
+// and Kernel objects (their .pxd files put those fields first): a driver
+// launch leaves little of this process in the core's caches, so each line
+// read again costs a trip to a farther cache.
+#pragma once
+
+#include <Python.h>
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "_launch_args.hpp"
+#include "_translate.hpp"
+#include "cubind/error.hpp"
+#include "cubind/launch.hpp"
+#include "cubind/stream.hpp"
+
+namespace cubind_core {
+
+// The general launch (a builtin of _launch.pyx), called where the usual way
+// does not apply. A reference held for the life of the process.
+static PyObject* launch_general = nullptr;
+
+template <typename T>
+inline T& field(PyObject* o, std::uint8_t offset) {
+  return *reinterpret_cast<T*>(reinterpret_cast<char*>(o) + offset);
+}
+
+// A launch the driver refused: the CUDAError cubind::launch_rendered's
+// check gives, through the same translation as every core call.
+[[gnu::cold, gnu::noinline]] inline PyObject* launch_failed(CUresult status) {
+  try {
+    cubind::detail::check(status, "cuLaunchKernelEx");
+  } catch (...) {
+    translate();
+  }
+  return nullptr;
+}
+
+// Gives launch_layout the driver's cuLaunchKernelEx, once a launch the
+// general way has reached it (so the driver is loaded).
+inline void remember_launch_entry() {
+  if (launch_layout.launch_ex == nullptr) {
+    launch_layout.launch_ex = cubind::launch_kernel_ex_entry();
+  }
+}
+
+// Every call the usual way does not take, with the arguments as they came.
+[[gnu::noinline]] inline PyObject* launch_general_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return PyObject_Vectorcall(launch_general, args, static_cast<std::size_t>(nargs), kwnames);
+}
+
+inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const LaunchLayout& l = launch_layout;
+  const Py_ssize_t n = nargs - 3;
+  if (__builtin_expect(kwnames == nullptr && n >= 0 && n <= 128, 1)) {
+    PyObject* stream = args[0];
+    PyObject* config = args[1];
+    PyObject* kernel = args[2];
+    // A Kernel's handle is set once its sizes are known.
+    if (Py_TYPE(stream) == l.stream_type && Py_TYPE(config) == l.config_type && Py_TYPE(kernel) == l.kernel_type &&
+        !field<int>(stream, l.stream_closed) && field<int>(config, l.config_rendered) &&
+        field<CUkernel>(kernel, l.kernel_handle) != nullptr &&
+        field<std::vector<std::size_t>>(kernel, l.kernel_sizes).size() == static_cast<std::size_t>(n) &&
+        field<std::size_t>(kernel, l.kernel_slots) <= 128) {
+      // Not initialised: only the slots of this call's arguments are written and read.
+      std::uint64_t storage[128];
+      void* pointers[128];
+      char* at = reinterpret_cast<char*>(storage);
+      const CUstream handle = field<CUstream>(stream, l.stream_handle);
+      if (handle != cubind::detail::invalid_stream() && l.launch_ex != nullptr &&
+          pack_arguments(args + 3, 0, n, field<std::vector<std::size_t>>(kernel, l.kernel_sizes).data(), at,
+                         pointers) == n) {
+        // A copy with this call's stream, as launch_rendered makes: the
+        // config may be shared by threads launching at once.
+        const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
+        CUlaunchConfig c = rendered.config;
+        c.hStream = handle;
+        c.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
+        const CUfunction f = reinterpret_cast<CUfunction>(field<CUkernel>(kernel, l.kernel_handle));
+        PyThreadState* state = PyEval_SaveThread();
+        const CUresult status = l.launch_ex(&c, f, pointers, nullptr);
+        PyEval_RestoreThread(state);
+        if (status != CUDA_SUCCESS) return launch_failed(status);
+        Py_RETURN_NONE;
+      }
+    }
+  }
+  return launch_general_call(args, nargs, kwnames);
+}
+
+static PyMethodDef launch_method = {
+    "launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(launch_function)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "launch(stream, config, kernel, *kernel_args)\n--\n\n"
+    "Launches kernel on stream (a Stream or an object with __cuda_stream__)\n"
+    "with config (a LaunchConfig) and kernel_args, each checked against the\n"
+    "kernel's parameter of the same position (cuLaunchKernelEx)."};
+
+// The builtin `launch` of module `module_name`, going to `general` where its
+// usual way does not apply.
+inline PyObject* make_launch_function(PyObject* general, PyObject* module_name) {
+  Py_INCREF(general);
+  Py_XSETREF(launch_general, general);
+  return PyCFunction_NewEx(&launch_method, nullptr, module_name);
+}
+
+// The items of a tuple, as pack_arguments reads them.
+inline PyObject* const* tuple_items(PyObject* tuple) { return &PyTuple_GET_ITEM(tuple, 0); }
+
+}  // namespace cubind_core
