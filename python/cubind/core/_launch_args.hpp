@@ -276,6 +276,26 @@ struct alignas(64) LaunchLayout {
 };
 static LaunchLayout launch_layout{nullptr, &PyLong_Type, &PyBool_Type, &PyFloat_Type};
 
+// The bytes of a slot: a parameter of `size` bytes, rounded up to 8.
+constexpr std::size_t slot_bytes(std::size_t size) { return ((size + 7) >> 3) << 3; }
+
+// From args[i] on, while each argument is of type t and its parameter takes
+// N bytes: the N bytes at `offset` in it (a NumPy scalar's value) into the
+// next slot. Returns the index of the first it did not copy (i itself where
+// args[i]'s parameter is not N bytes).
+template <std::size_t N>
+[[gnu::always_inline]] inline Py_ssize_t copy_run(PyObject* const* args, Py_ssize_t i, Py_ssize_t n,
+                                                  const std::size_t* sizes, char*& at, void** pointers,
+                                                  PyTypeObject* t, Py_ssize_t offset) {
+  while (sizes[i] == N) {
+    std::memcpy(at, reinterpret_cast<const char*>(args[i]) + offset, N);
+    pointers[i] = at;
+    at += slot_bytes(N);
+    if (++i == n || Py_TYPE(args[i]) != t) break;
+  }
+  return i;
+}
+
 // Packs kernel arguments args[i], args[i + 1], ... into their parameters'
 // slots from `storage` on (each slot 8-byte aligned, sizes[i] bytes, rounded
 // up to a multiple of 8), pointing pointers[i] at each, for as long as each
@@ -287,40 +307,70 @@ static LaunchLayout launch_layout{nullptr, &PyLong_Type, &PyBool_Type, &PyFloat_
 // from the next. Nothing here can fail or call into the interpreter's
 // evaluation loop.
 //
-// A remembered type's entry is looked up once for each run of arguments of
-// that type (16 NumPy int32 scalars are one run): the others of the run cost
-// a comparison of their type with the run's, and their copy.
+// Arguments come in runs of one type (16 NumPy int32 scalars are one run):
+// a run's type is told apart once, and each argument of the run then costs a
+// comparison of its type with the run's and its packing (for a NumPy
+// scalar, a copy of its value's bytes, their count fixed for the run).
 [[gnu::always_inline]] inline Py_ssize_t pack_arguments(PyObject* const* args, Py_ssize_t i, Py_ssize_t n,
                                                         const std::size_t* sizes, char*& storage, void** pointers) {
   const LaunchLayout& l = launch_layout;
   char* at = storage;
-  PyTypeObject* run_type = nullptr;  // the type of the last remembered-type argument
-  const BufferType* run = nullptr;   // ... and its entry
-  for (; i < n; ++i) {
+  while (i < n) {
     PyObject* o = args[i];
-    PyTypeObject* t = Py_TYPE(o);
-    const std::size_t size = sizes[i];
-    bool packed;
-    if (t == run_type) {
-      packed = pack_remembered(o, *run, size, at);
-    } else if (t == l.long_type || t == l.bool_type) {
-      packed = pack_int(o, size, at);
+    PyTypeObject* const t = Py_TYPE(o);
+    if (t == l.long_type || t == l.bool_type) {
+      do {
+        const std::size_t size = sizes[i];
+        if (!pack_int(o, size, at)) goto done;
+        pointers[i] = at;
+        at += slot_bytes(size);
+      } while (++i < n && Py_TYPE(o = args[i]) == t);
     } else if (t == l.buffer_type) {
-      packed = size == 8;
-      if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + l.buffer_address, 8);
+      do {
+        if (sizes[i] != 8) goto done;
+        std::memcpy(at, reinterpret_cast<const char*>(o) + l.buffer_address, 8);
+        pointers[i] = at;
+        at += 8;
+      } while (++i < n && Py_TYPE(o = args[i]) == t);
     } else if (t == l.float_type) {
-      packed = pack_float(o, size, at);
+      do {
+        const std::size_t size = sizes[i];
+        if (!pack_float(o, size, at)) goto done;
+        pointers[i] = at;
+        at += slot_bytes(size);
+      } while (++i < n && Py_TYPE(o = args[i]) == t);
     } else {
-      const BufferType& known = buffer_type_entry(t);
-      if (known.type != t) break;
-      run = &known;
-      run_type = t;
-      packed = pack_remembered(o, known, size, at);
+      const BufferType& e = buffer_type_entry(t);
+      if (e.type != t) break;
+      const Py_ssize_t from = i;
+      if (e.kind == kInline) {
+        const Py_ssize_t offset = e.offset;
+        switch (e.size) {  // no jump table: this module is compiled with -fno-jump-tables
+          case 4: i = copy_run<4>(args, i, n, sizes, at, pointers, t, offset); break;
+          case 8: i = copy_run<8>(args, i, n, sizes, at, pointers, t, offset); break;
+          case 2: i = copy_run<2>(args, i, n, sizes, at, pointers, t, offset); break;
+          case 1: i = copy_run<1>(args, i, n, sizes, at, pointers, t, offset); break;
+          case 16: i = copy_run<16>(args, i, n, sizes, at, pointers, t, offset); break;
+          default:
+            do {
+              const std::size_t size = sizes[i];
+              if (!pack_remembered(o, e, size, at)) break;
+              pointers[i] = at;
+              at += slot_bytes(size);
+            } while (++i < n && Py_TYPE(o = args[i]) == t);
+        }
+      } else {
+        do {
+          const std::size_t size = sizes[i];
+          if (!pack_remembered_other(o, e, size, at)) break;
+          pointers[i] = at;
+          at += slot_bytes(size);
+        } while (++i < n && Py_TYPE(o = args[i]) == t);
+      }
+      if (i == from) break;  // the run's first argument does not fit its parameter
     }
-    if (!packed) break;
-    pointers[i] = at;
-    at += ((size + 7) >> 3) << 3;
   }
+done:
   storage = at;
   return i;
 }
