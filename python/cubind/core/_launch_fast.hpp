@@ -62,6 +62,40 @@ inline void remember_launch_entry() {
   return PyObject_Vectorcall(launch_general, args, static_cast<std::size_t>(nargs), kwnames);
 }
 
+// What launch_packed returns where the arguments are not all of kinds it packs.
+inline PyObject* not_packed() { return reinterpret_cast<PyObject*>(&launch_layout); }
+
+// The arguments packed into slots on the stack (`Slots` of 8 bytes at most),
+// then the launch: what cubind::launch_rendered does, with the rendered
+// config's copy given this call's stream (the config may be shared by
+// threads launching at once).
+template <std::size_t Slots>
+[[gnu::always_inline]] inline PyObject* launch_packed(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
+                                                      CUstream stream, const cubind::NativeLaunchConfig& rendered,
+                                                      CUfunction f) {
+  // Not initialised: only the slots of this call's arguments are written and read.
+  std::uint64_t storage[Slots];
+  void* pointers[Slots];
+  char* at = reinterpret_cast<char*>(storage);
+  if (pack_arguments(args, 0, n, sizes, at, pointers) != n) return not_packed();
+  CUlaunchConfig c = rendered.config;
+  c.hStream = stream;
+  c.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
+  PyThreadState* state = PyEval_SaveThread();
+  const CUresult status = launch_layout.launch_ex(&c, f, pointers, nullptr);
+  PyEval_RestoreThread(state);
+  if (status != CUDA_SUCCESS) return launch_failed(status);
+  Py_RETURN_NONE;
+}
+
+// A kernel of more than 16 slots: its own frame, so that the usual one stays
+// small (the driver's call runs below it, on stack lines the last launch left).
+[[gnu::noinline]] inline PyObject* launch_packed_large(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
+                                                       CUstream stream, const cubind::NativeLaunchConfig& rendered,
+                                                       CUfunction f) {
+  return launch_packed<128>(args, n, sizes, stream, rendered, f);
+}
+
 inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const LaunchLayout& l = launch_layout;
   const Py_ssize_t n = nargs - 3;
@@ -74,27 +108,20 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
         !field<int>(stream, l.stream_closed) && field<int>(config, l.config_rendered) &&
         field<CUkernel>(kernel, l.kernel_handle) != nullptr &&
         field<std::vector<std::size_t>>(kernel, l.kernel_sizes).size() == static_cast<std::size_t>(n) &&
-        field<std::size_t>(kernel, l.kernel_slots) <= 128) {
-      // Not initialised: only the slots of this call's arguments are written and read.
-      std::uint64_t storage[128];
-      void* pointers[128];
-      char* at = reinterpret_cast<char*>(storage);
+        l.launch_ex != nullptr) {
       const CUstream handle = field<CUstream>(stream, l.stream_handle);
-      if (handle != cubind::detail::invalid_stream() && l.launch_ex != nullptr &&
-          pack_arguments(args + 3, 0, n, field<std::vector<std::size_t>>(kernel, l.kernel_sizes).data(), at,
-                         pointers) == n) {
-        // A copy with this call's stream, as launch_rendered makes: the
-        // config may be shared by threads launching at once.
-        const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
-        CUlaunchConfig c = rendered.config;
-        c.hStream = handle;
-        c.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
-        const CUfunction f = reinterpret_cast<CUfunction>(field<CUkernel>(kernel, l.kernel_handle));
-        PyThreadState* state = PyEval_SaveThread();
-        const CUresult status = l.launch_ex(&c, f, pointers, nullptr);
-        PyEval_RestoreThread(state);
-        if (status != CUDA_SUCCESS) return launch_failed(status);
-        Py_RETURN_NONE;
+      const std::size_t slots = field<std::size_t>(kernel, l.kernel_slots);
+      const std::size_t* sizes = field<std::vector<std::size_t>>(kernel, l.kernel_sizes).data();
+      const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
+      const CUfunction f = reinterpret_cast<CUfunction>(field<CUkernel>(kernel, l.kernel_handle));
+      if (handle != cubind::detail::invalid_stream()) {
+        PyObject* result = not_packed();
+        if (slots <= 16) {
+          result = launch_packed<16>(args + 3, n, sizes, handle, rendered, f);
+        } else if (slots <= 128) {
+          result = launch_packed_large(args + 3, n, sizes, handle, rendered, f);
+        }
+        if (result != not_packed()) return result;
       }
     }
   }
