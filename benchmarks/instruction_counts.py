@@ -19,6 +19,17 @@ one, not a timing. Imports are counted in children of their own.
                                                              exit 1 when a row grows by more than 5%
     python3 benchmarks/instruction_counts.py --update "why"  rewrite benchmarks/instruction_counts.json
                                                              (commit it with the reason)
+    python3 benchmarks/instruction_counts.py --cold          the launch rows' cache lines missed per call
+
+A launch's driver call takes microseconds and leaves little of the process in
+the core's first-level caches, so the code and data a launch then reads come
+from farther away: a launch row's time follows the cache lines it touches as
+much as its instructions. --cold counts them: the stand-in's cuLaunchKernelEx
+first runs 64 KiB of code and touches 128 KiB of data (as a driver call
+would), and callgrind simulates the caches (32 KiB instruction and 48 KiB
+data first level, as on the GPU machines' Xeons), giving per call the
+first-level misses for instructions (I1) and data read and written (D1r,
+D1w), cubind's and its floors'. Not part of --check.
 
 Needs valgrind (with its callgrind.h), a C compiler and Cython.
 """
@@ -61,13 +72,14 @@ import side_by_side as sbs
 control = ctypes.CDLL(sys.argv[2])
 control.cg_dump.argtypes = [ctypes.c_char_p]
 n1, n2 = int(sys.argv[4]), int(sys.argv[5])
-only = sys.argv[6]
+only = [part for part in sys.argv[6].split("|") if part]
+sides = sys.argv[7].split(",")
 world = sbs.World(standin=True, call_floor_so=sys.argv[3], with_c_floor=False)
 skipped = {}
 for row in sbs.all_rows():
-    if only and only not in row.name:
+    if any(part not in row.name for part in only):
         continue
-    for side in ("cubind", "Python floor"):
+    for side in sides:
         if side not in row.sides:
             continue
         try:
@@ -119,27 +131,40 @@ def run(cmd, **kw):
     return out
 
 
-def read_dumps(prefix):
+def read_dumps(prefix, events=False):
     """{description: total instructions} of every dump callgrind wrote under
-    prefix (prefix.1, prefix.2, ...), in the order they were written."""
+    prefix (prefix.1, prefix.2, ...), in the order they were written; with
+    `events`, {description: {event: total}} of every event counted."""
     totals = {}
     folder, base = os.path.split(prefix)
     numbered = [n for n in os.listdir(folder) if re.fullmatch(re.escape(base) + r"(\.\d+)?", n)]
     for name in sorted(numbered, key=lambda n: int(n.rsplit(".", 1)[1]) if n != base else 0):
-        desc, total = None, None
+        desc, total, names = None, None, ["Ir"]
         with open(os.path.join(folder, name)) as f:
             for line in f:
                 if line.startswith("desc: Trigger: Client Request: "):
                     desc = line[len("desc: Trigger: Client Request: "):].strip()
+                elif line.startswith("events:"):
+                    names = line.split()[1:]
                 elif line.startswith(("totals:", "summary:")):
-                    total = int(line.split()[1])
+                    values = [int(v) for v in line.split()[1:]]
+                    total = dict(zip(names, values)) if events else values[0]
         if desc is not None and total is not None:
             totals[desc] = total
     return totals
 
 
-def count(only=""):
-    """({row: {"cubind": n, "Python floor": n}}, {row|side: why not counted})."""
+# --cold: the first-level caches of the GPU machines' Xeons, and a last level
+# the size of their second (what a miss there costs is not simulated).
+COLD_CACHES = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"]
+COLD_EVENTS = (("I1", "I1mr"), ("D1r", "D1mr"), ("D1w", "D1mw"))
+
+
+def count(only="", cold=False):
+    """({row: {"cubind": n, "Python floor": n}}, {row|side: why not counted});
+    with `cold`, the launch rows only, each side's instructions and cache
+    misses per call ({side: {"Ir": n, "I1": n, "D1r": n, "D1w": n}}), the
+    converting floor among the sides."""
     for tool in ("valgrind",):
         if shutil.which(tool) is None:
             sys.exit(f"instruction_counts: {tool} is not installed (scripts/setup.sh installs it)")
@@ -150,7 +175,8 @@ def count(only=""):
     cc = shutil.which(os.environ.get("CC", "cc")) or "gcc"
     import cubind
     run([cc, "-shared", "-fPIC", "-O1", "-I", cubind.get_cuda_include(), "-o", os.path.join(work, "libcuda.so.1"),
-         os.path.join(FAKE_DIR, "fake_libcuda.c"), os.path.join(FAKE_DIR, "fake_graphs.c"), "-lpthread"])
+         os.path.join(FAKE_DIR, "fake_libcuda.c"), os.path.join(FAKE_DIR, "fake_graphs.c"), "-lpthread"]
+        + (["-DCUBIND_FAKE_EVICT"] if cold else []))
     control_c = os.path.join(work, "control.c")
     with open(control_c, "w") as f:
         f.write(CONTROL)
@@ -168,15 +194,29 @@ def count(only=""):
     python = sys.executable
     prefix = os.path.join(work, "cg.out")
     valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}"]
-    out = run(valgrind + [python, child, HERE, control, floor_so, str(N1), str(N2), only], env=env)
+    if cold:
+        valgrind += COLD_CACHES
+        sides = "cubind,Python floor,converting floor"
+        n1, n2 = 20, 220   # a miss count is the same call after call: fewer calls will do
+        only = only if only.startswith("launch") else "launch" + (f"|{only}" if only else "")
+    else:
+        sides, n1, n2 = "cubind,Python floor", N1, N2
+    out = run(valgrind + [python, child, HERE, control, floor_so, str(n1), str(n2), only, sides], env=env)
     skipped = json.loads(out.stdout.split("SKIPPED ", 1)[1].splitlines()[0])
-    dumps = read_dumps(prefix)
+    dumps = read_dumps(prefix, events=cold)
     counts = {}
     for desc, total in dumps.items():
         row, side, which = desc.rsplit("|", 2)
         if which == "n1" and f"{row}|{side}|n2" in dumps:
-            counts.setdefault(row, {})[side] = round((dumps[f"{row}|{side}|n2"] - total) / (N2 - N1))
-    for module in IMPORTS:
+            after = dumps[f"{row}|{side}|n2"]
+            if cold:
+                per_call = {"Ir": round((after["Ir"] - total["Ir"]) / (n2 - n1))}
+                for short, event in COLD_EVENTS:
+                    per_call[short] = round((after[event] - total[event]) / (n2 - n1), 1)
+                counts.setdefault(row, {})[side] = per_call
+            else:
+                counts.setdefault(row, {})[side] = round((after - total) / (N2 - N1))
+    for module in () if cold else IMPORTS:
         name = f"import {module}"
         if only and only not in name:
             continue
@@ -214,6 +254,27 @@ def print_table(counts, skipped):
         print("not counted here: " + "; ".join(f"{k} ({v})" for k, v in sorted(skipped.items())))
 
 
+def print_cold_table(counts):
+    print("| row | cubind - Python floor: instructions, I1, D1r, D1w misses | cubind - converting floor: the same | "
+          "Python floor (with the stand-in's 64 KiB of code and 128 KiB of data) |")
+    print("|---|---|---|---|")
+    keys = ("Ir",) + tuple(short for short, _ in COLD_EVENTS)
+
+    def show(values):
+        return " / ".join(f"{values[k]:g}" for k in keys)
+
+    for row, sides in counts.items():
+        ours = sides.get("cubind")
+        if ours is None:
+            continue
+        over = {}
+        for floor in ("Python floor", "converting floor"):
+            base = sides.get(floor)
+            over[floor] = show({k: round(ours[k] - base[k], 1) for k in keys}) if base else "-"
+        floor = sides.get("Python floor")
+        print(f"| {row} | {over['Python floor']} | {over['converting floor']} | {show(floor) if floor else '-'} |")
+
+
 def check(counts, table):
     """Lines saying what grew, appeared or disappeared; empty when all is well."""
     problems = []
@@ -240,10 +301,16 @@ def main(argv=None):
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help=f"fail when a row grows by more than {GROWTH:.0%}")
     group.add_argument("--update", metavar="REASON", help=f"rewrite {os.path.basename(TABLE)}, saying why")
+    group.add_argument("--cold", action="store_true",
+                       help="the launch rows' first-level cache misses per call, the caches emptied by each launch")
     parser.add_argument("--only", default="", help="only the rows whose name contains this text")
     args = parser.parse_args(argv)
     if args.update is not None and (args.only or not args.update.strip()):
         sys.exit("instruction_counts: --update needs a reason and every row (no --only)")
+    if args.cold:
+        counts, skipped = count(args.only, cold=True)
+        print_cold_table(counts)
+        return 0
     counts, skipped = count(args.only)
     print_table(counts, skipped)
     env = environment()

@@ -130,3 +130,23 @@ def test_the_interval_of_a_paired_difference_holds_its_median_and_narrows_with_r
     lo, hi = sbs.over_interval(many, "cubind", "Python floor")
     assert lo < 40 < hi
     assert sbs.over_interval(sbs.Times({"cubind": 1.0, "Python floor": 0.5}), "cubind", "Python floor") is None
+
+
+@pytest.mark.skipif(subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0,
+                    reason="valgrind is not installed (scripts/setup.sh installs it)")
+def test_cold_counts_give_each_launch_row_its_misses_with_the_caches_emptied_by_the_launch():
+    counts = os.path.join(HERE, "..", "..", "benchmarks", "instruction_counts.py")
+    out = subprocess.run([sys.executable, counts, "--cold", "--only", "1 x int"], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| launch, 1 x int |")]
+    assert len(rows) == 1, out.stdout
+    cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    over_floor, over_converting, floor = ([float(v) for v in cell.split(" / ")] for cell in cells[1:])
+    assert len(over_floor) == len(over_converting) == 4
+    # The stand-in's launch ran its 64 KiB of code (1,024 lines) and wrote its
+    # 128 KiB of data (2,048 lines) before the floor read anything again.
+    instructions, i1, d1r, d1w = floor
+    assert i1 >= 1024 and d1w >= 2048, floor
+    # cubind converts the int and checks its objects: more instructions than the floor.
+    assert over_floor[0] > 0, over_floor
