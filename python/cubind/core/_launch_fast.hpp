@@ -116,7 +116,8 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
       const CUfunction f = reinterpret_cast<CUfunction>(field<CUkernel>(kernel, l.kernel_handle));
       if (handle != cubind::detail::invalid_stream()) {
         PyObject* result = not_packed();
-        if (slots <= 16) {
+        // A parameter takes one slot or more, but the pointers are counted too.
+        if (slots <= 16 && n <= 16) {
           result = launch_packed<16>(args + 3, n, sizes, handle, rendered, f);
         } else if (slots <= 128) {
           result = launch_packed_large(args + 3, n, sizes, handle, rendered, f);
