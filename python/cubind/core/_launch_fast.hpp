@@ -7,8 +7,8 @@
 // does. Anything else goes to the general launch of _launch.pyx with the
 // same arguments, which converts, renders, loads or explains.
 //
-// Everything the usual call reads outside its arguments is in one cache
-// line (launch_layout) and in the first lines of the Stream, LaunchConfig
+// Everything the usual call reads outside its arguments is in two cache
+// lines (launch_layout) and in the first lines of the Stream, LaunchConfig
 // and Kernel objects (their .pxd files put those fields first): a driver
 // launch leaves little of this process in the core's caches, so each line
 // read again costs a trip to a farther cache.
