@@ -8,7 +8,9 @@ One child interpreter runs under valgrind with instrumentation off; per row
 and side it warms the statement up, then turns instrumentation on, runs the
 statement N1 times and dumps the counters, N2 times and dumps again: the
 count per call is the difference over N2 - N1, which leaves out the loop's
-start and the dumps. The cyclic garbage collector is off while a row is
+start and the dumps. Only the main thread is counted: a thread of the
+stand-in driver (a host function's, say) that runs while a row is counted
+is no part of the row's call. The cyclic garbage collector is off while a row is
 counted, so a collection started by another row's garbage does not fall on
 it. Counts are exact for one build, interpreter and NumPy; they are the tool
 for finding where a call's time goes and for catching a change that slows
@@ -137,8 +139,10 @@ def read_dumps(prefix, events=False):
     `events`, {description: {event: total}} of every event counted."""
     totals = {}
     folder, base = os.path.split(prefix)
-    numbered = [n for n in os.listdir(folder) if re.fullmatch(re.escape(base) + r"(\.\d+)?", n)]
-    for name in sorted(numbered, key=lambda n: int(n.rsplit(".", 1)[1]) if n != base else 0):
+    # One file per dump and thread (--separate-threads): the main thread's, -01,
+    # are the ones counted (a stand-in driver's thread is no part of a call).
+    numbered = [n for n in os.listdir(folder) if re.fullmatch(re.escape(base) + r"(\.\d+)?-01", n)]
+    for name in sorted(numbered, key=lambda n: int(n[:-3].rsplit(".", 1)[1]) if n[:-3] != base else 0):
         desc, total, names = None, None, ["Ir"]
         with open(os.path.join(folder, name)) as f:
             for line in f:
@@ -193,7 +197,8 @@ def count(only="", cold=False):
                PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
     python = sys.executable
     prefix = os.path.join(work, "cg.out")
-    valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}"]
+    valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
+                f"--callgrind-out-file={prefix}"]
     if cold:
         valgrind += COLD_CACHES
         sides = "cubind,Python floor,converting floor"
