@@ -159,8 +159,6 @@ cdef extern from "_launch_args.hpp" namespace "cubind_core":
                                                                    bint cdata) noexcept
 
 
-
-
 # An argument _pack_arguments stopped at, of a type other than int, bool,
 # float and Buffer (whose refusals are the general way's to convert or
 # explain): the bytes of an object with the buffer protocol (NumPy and ctypes
@@ -360,7 +358,8 @@ def _launch_general(stream, config, kernel, *kernel_args):
         pointers = large_pointers.data()
     i = 0
     while True:
-        # As many arguments as the quick way packs, then one the usual way.
+        # As many arguments as _pack_arguments packs, then one by _pack, which
+        # converts or explains.
         i = _pack_arguments(_tuple_items(kernel_args), i, n, k._sizes.data(), storage, pointers)
         if i == n:
             break
