@@ -10,9 +10,9 @@ statement N1 times and dumps the counters, N2 times and dumps again: the
 count per call is the difference over N2 - N1, which leaves out the loop's
 start and the dumps. Only the main thread is counted: a thread of the
 stand-in driver (a host function's, say) that runs while a row is counted
-is no part of the row's call. The cyclic garbage collector is off while a row is
-counted, so a collection started by another row's garbage does not fall on
-it. Counts are exact for one build, interpreter and NumPy; they are the tool
+is no part of the row's call. The cyclic garbage collector is off while a
+row is counted, so a collection started by another row's garbage does not
+fall on it. Counts are exact for one build, interpreter and NumPy; they are the tool
 for finding where a call's time goes and for catching a change that slows
 one, not a timing. Imports are counted in children of their own.
 
@@ -220,7 +220,7 @@ def count(only="", cold=False):
                     per_call[short] = round((after[event] - total[event]) / (n2 - n1), 1)
                 counts.setdefault(row, {})[side] = per_call
             else:
-                counts.setdefault(row, {})[side] = round((after - total) / (N2 - N1))
+                counts.setdefault(row, {})[side] = round((after - total) / (n2 - n1))
     for module in () if cold else IMPORTS:
         name = f"import {module}"
         if only and only not in name:
