@@ -248,18 +248,17 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
   return pack_remembered_other(o, e, size, slot);
 }
 
-// What launch reads on its usual way besides its arguments, in two cache
-// lines: a launch finds little of this process left in the core's caches by
+// What launch reads on its usual way besides its arguments, in one cache
+// line: a launch finds little of this process left in the core's caches by
 // the last launch's driver call, so each line read costs a trip to a farther
-// cache. The types pack_arguments and launch_function tell apart, and where
-// their fields lie (byte offsets in the object), set once by _launch.pyx as
-// it loads.
+// cache. The types pack_arguments and launch_function tell apart (bool, the
+// rarest, is compared last, with &PyBool_Type), and where their fields lie
+// (byte offsets in the object), set once by _launch.pyx as it loads.
 struct alignas(64) LaunchLayout {
   // The driver's cuLaunchKernelEx (cubind::launch_kernel_ex_entry), set by
   // the first launch made the general way (every Kernel's first launch is).
   CUresult (*launch_ex)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
   PyTypeObject* long_type;
-  PyTypeObject* bool_type;
   PyTypeObject* float_type;
   PyTypeObject* buffer_type = nullptr;
   PyTypeObject* stream_type = nullptr;
@@ -274,7 +273,8 @@ struct alignas(64) LaunchLayout {
   std::uint8_t kernel_slots = 0;     // size_t
   std::uint8_t kernel_sizes = 0;     // std::vector<size_t>
 };
-static LaunchLayout launch_layout{nullptr, &PyLong_Type, &PyBool_Type, &PyFloat_Type};
+static_assert(sizeof(LaunchLayout) == 64, "launch_layout is one cache line");
+static LaunchLayout launch_layout{nullptr, &PyLong_Type, &PyFloat_Type};
 
 // The bytes of a slot: a parameter of `size` bytes, rounded up to 8.
 constexpr std::size_t slot_bytes(std::size_t size) { return ((size + 7) >> 3) << 3; }
@@ -318,7 +318,8 @@ template <std::size_t N>
   while (i < n) {
     PyObject* o = args[i];
     PyTypeObject* const t = Py_TYPE(o);
-    if (t == l.long_type || t == l.bool_type) {
+    if (t == l.long_type) {
+    ints:
       do {
         const std::size_t size = sizes[i];
         if (!pack_int(o, size, at)) goto done;
@@ -341,7 +342,10 @@ template <std::size_t N>
       } while (++i < n && Py_TYPE(o = args[i]) == t);
     } else {
       const BufferType& e = buffer_type_entry(t);
-      if (e.type != t) break;
+      if (e.type != t) {
+        if (t == &PyBool_Type) goto ints;
+        break;
+      }
       const Py_ssize_t from = i;
       if (e.kind == kInline) {
         const Py_ssize_t offset = e.offset;

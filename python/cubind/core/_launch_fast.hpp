@@ -7,8 +7,8 @@
 // does. Anything else goes to the general launch of _launch.pyx with the
 // same arguments, which converts, renders, loads or explains.
 //
-// Everything the usual call reads outside its arguments is in two cache
-// lines (launch_layout) and in the first lines of the Stream, LaunchConfig
+// Everything the usual call reads outside its arguments is in one cache
+// line (launch_layout) and in the first lines of the Stream, LaunchConfig
 // and Kernel objects (their .pxd files put those fields first): a driver
 // launch leaves little of this process in the core's caches, so each line
 // read again costs a trip to a farther cache.
@@ -58,7 +58,9 @@ inline void remember_launch_entry() {
 }
 
 // Every call the usual way does not take, with the arguments as they came.
-[[gnu::noinline]] inline PyObject* launch_general_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+// Cold: its call and the tests that lead to it are laid out apart from the
+// usual way, whose code then takes fewer cache lines.
+[[gnu::cold, gnu::noinline]] inline PyObject* launch_general_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return PyObject_Vectorcall(launch_general, args, static_cast<std::size_t>(nargs), kwnames);
 }
 
@@ -78,9 +80,20 @@ template <std::size_t Slots>
   void* pointers[Slots];
   char* at = reinterpret_cast<char*>(storage);
   if (pack_arguments(args, 0, n, sizes, at, pointers) != n) return not_packed();
-  CUlaunchConfig c = rendered.config;
+  // Field by field: a copy of the whole struct is a string move, whose start
+  // costs more than these few loads and stores.
+  const CUlaunchConfig& from = rendered.config;
+  CUlaunchConfig c;
+  c.gridDimX = from.gridDimX;
+  c.gridDimY = from.gridDimY;
+  c.gridDimZ = from.gridDimZ;
+  c.blockDimX = from.blockDimX;
+  c.blockDimY = from.blockDimY;
+  c.blockDimZ = from.blockDimZ;
+  c.sharedMemBytes = from.sharedMemBytes;
   c.hStream = stream;
   c.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
+  c.numAttrs = from.numAttrs;
   PyThreadState* state = PyEval_SaveThread();
   const CUresult status = launch_layout.launch_ex(&c, f, pointers, nullptr);
   PyEval_RestoreThread(state);
@@ -96,10 +109,14 @@ template <std::size_t Slots>
   return launch_packed<128>(args, n, sizes, stream, rendered, f);
 }
 
-inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+// Every call launch_function's first tests turn away: a kernel of more than
+// 16 slots or arguments, or a call the general way takes. Out of line, so
+// that the usual way's code is short.
+[[gnu::cold, gnu::noinline]] inline PyObject* launch_checked(PyObject* const* args, Py_ssize_t nargs,
+                                                            PyObject* kwnames) {
   const LaunchLayout& l = launch_layout;
   const Py_ssize_t n = nargs - 3;
-  if (__builtin_expect(kwnames == nullptr && n >= 0 && n <= 128, 1)) {
+  if (kwnames == nullptr && n >= 0 && n <= 128) {
     PyObject* stream = args[0];
     PyObject* config = args[1];
     PyObject* kernel = args[2];
@@ -114,19 +131,49 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
       const std::size_t* sizes = field<std::vector<std::size_t>>(kernel, l.kernel_sizes).data();
       const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
       const CUfunction f = reinterpret_cast<CUfunction>(field<CUkernel>(kernel, l.kernel_handle));
-      if (handle != cubind::detail::invalid_stream()) {
-        PyObject* result = not_packed();
+      if (handle != cubind::detail::invalid_stream() && slots <= 128) {
         // A parameter takes one slot or more, but the pointers are counted too.
-        if (slots <= 16 && n <= 16) {
-          result = launch_packed<16>(args + 3, n, sizes, handle, rendered, f);
-        } else if (slots <= 128) {
-          result = launch_packed_large(args + 3, n, sizes, handle, rendered, f);
-        }
+        PyObject* const result = launch_packed_large(args + 3, n, sizes, handle, rendered, f);
         if (result != not_packed()) return result;
       }
     }
   }
   return launch_general_call(args, nargs, kwnames);
+}
+
+// The usual way in two tests, one of the objects' types and one of their
+// state, each a single branch: a driver call leaves the branch predictors
+// little memory of this code, so each branch taken the unexpected way costs
+// a pipeline's refill. (The types first: only then can the state be read.)
+inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const LaunchLayout& l = launch_layout;
+  const Py_ssize_t n = nargs - 3;  // below 0 it is above 16 as a size_t
+  if (__builtin_expect((kwnames == nullptr) & (static_cast<std::size_t>(n) <= 16), 1)) {
+    PyObject* stream = args[0];
+    PyObject* config = args[1];
+    PyObject* kernel = args[2];
+    if (__builtin_expect((Py_TYPE(stream) == l.stream_type) & (Py_TYPE(config) == l.config_type) &
+                             (Py_TYPE(kernel) == l.kernel_type),
+                         1)) {
+      const CUstream handle = field<CUstream>(stream, l.stream_handle);
+      const CUkernel k = field<CUkernel>(kernel, l.kernel_handle);
+      const std::vector<std::size_t>& sizes = field<std::vector<std::size_t>>(kernel, l.kernel_sizes);
+      // A Kernel's handle is set once its sizes are known; a parameter takes
+      // one slot or more, and 16 slots take the 16 arguments' pointers too.
+      if (__builtin_expect((field<int>(stream, l.stream_closed) == 0) & (field<int>(config, l.config_rendered) != 0) &
+                               (k != nullptr) & (sizes.size() == static_cast<std::size_t>(n)) &
+                               (field<std::size_t>(kernel, l.kernel_slots) <= 16) &
+                               (handle != cubind::detail::invalid_stream()) & (l.launch_ex != nullptr),
+                           1)) {
+        PyObject* const result =
+            launch_packed<16>(args + 3, n, sizes.data(), handle,
+                              field<cubind::NativeLaunchConfig>(config, l.config_native), reinterpret_cast<CUfunction>(k));
+        if (__builtin_expect(result != not_packed(), 1)) return result;
+        return launch_general_call(args, nargs, kwnames);
+      }
+    }
+  }
+  return launch_checked(args, nargs, kwnames);
 }
 
 static PyMethodDef launch_method = {
