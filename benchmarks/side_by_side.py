@@ -6,9 +6,10 @@ whether it is met.
 Per row, each side is one statement (what a user writes), compiled into a
 loop of its own with everything in locals, and timed in batches: the sides
 of a row in rotating order, ROUNDS rounds (LAUNCH_ROUNDS for the launch
-rows, whose driver time varies most from batch to batch), best batch per
-side (launch batches start from an idle stream, synchronized outside the
-timing), the process held on one CPU. What a side adds over another (a
+rows, whose driver time varies most from batch to batch), each round
+timing every row of the group (launches, objects, bindings) once, best
+batch per side (launch batches start from an idle stream, synchronized
+outside the timing), the process held on one CPU. What a side adds over another (a
 launch over its Python floor, a simple call over its floor, a
 cubind.bindings launch over the C floor) is the median of the two sides'
 differences round by round: the sides of a round run back to back, so a
@@ -1053,27 +1054,43 @@ def batch_timer(side):
 
 def measure(world, row, rounds):
     """Times ({side: best ns}, with each round's ns) and {side: why it did not run}."""
-    timers, missing = {}, {}
-    for name, make in row.sides.items():
-        try:
-            timers[name] = batch_timer(make(world))
-        except Missing as e:
-            missing[name] = str(e)
-        except Exception as e:  # a side that fails says how; the run goes on
-            missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
-    each = {name: [] for name in timers}
-    order = list(timers)
-    for r in range(rounds):
-        shift = r % max(1, len(order))
-        for name in order[shift:] + order[:shift]:
-            if name in missing:
-                continue
+    return measure_rows(world, [row], rounds)[0]
+
+
+def measure_rows(world, rows, rounds):
+    """measure() of each of rows, the rows interleaved: each round times
+    every row once, so that a stretch of the run in which the machine is
+    slower (another tenant's work, a change of clock) falls on every row
+    alike rather than on the rows that happened to be timed during it."""
+    timers, missing = [], []
+    for row in rows:
+        row_timers, row_missing = {}, {}
+        for name, make in row.sides.items():
             try:
-                each[name].append(timers[name]())
-            except Exception as e:
-                missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
-    each = {k: v for k, v in each.items() if k not in missing and v}
-    return Times({k: min(v) for k, v in each.items()}, each), missing
+                row_timers[name] = batch_timer(make(world))
+            except Missing as e:
+                row_missing[name] = str(e)
+            except Exception as e:  # a side that fails says how; the run goes on
+                row_missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
+        timers.append(row_timers)
+        missing.append(row_missing)
+    each = [{name: [] for name in row_timers} for row_timers in timers]
+    for r in range(rounds):
+        for row_timers, row_missing, row_each in zip(timers, missing, each):
+            order = list(row_timers)
+            shift = r % max(1, len(order))
+            for name in order[shift:] + order[:shift]:
+                if name in row_missing:
+                    continue
+                try:
+                    row_each[name].append(row_timers[name]())
+                except Exception as e:
+                    row_missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
+    results = []
+    for row_missing, row_each in zip(missing, each):
+        row_each = {k: v for k, v in row_each.items() if k not in row_missing and v}
+        results.append((Times({k: min(v) for k, v in row_each.items()}, row_each), row_missing))
+    return results
 
 
 def import_rows():
@@ -1172,12 +1189,18 @@ def main(argv=None):
     if hasattr(os, "sched_setaffinity") and not args.standin:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
     results = []
+    # The rows of a group (launches, life cycles, ...) are timed together,
+    # round by round (measure_rows).
+    groups = {}
     for row in all_rows():
-        if args.only and args.only not in row.name:
-            continue
-        times, missing = measure(world, row, rounds * LAUNCH_ROUNDS // ROUNDS if row.group == "launch" else rounds)
-        results.append((row, times, missing))
-        print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr, flush=True)
+        if not args.only or args.only in row.name:
+            groups.setdefault(row.group, []).append(row)
+    for group, rows in groups.items():
+        group_rounds = rounds * LAUNCH_ROUNDS // ROUNDS if group == "launch" else rounds
+        for row, (times, missing) in zip(rows, measure_rows(world, rows, group_rounds)):
+            results.append((row, times, missing))
+            print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr,
+                  flush=True)
     world.close()
     imports = [] if args.standin or args.only else import_rows()
     out = table(results, imports)
