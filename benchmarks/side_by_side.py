@@ -6,9 +6,9 @@ whether it is met.
 Per row, each side is one statement (what a user writes), compiled into a
 loop of its own with everything in locals, and timed in batches: the sides
 of a row in rotating order, ROUNDS rounds (LAUNCH_ROUNDS for the launch
-rows, whose driver time varies most from batch to batch), each round
-timing every row of the group (launches, objects, bindings) once, best
-batch per side (launch batches start from an idle stream, synchronized
+rows, whose driver time varies most from batch to batch), the rows of a
+group (launches, objects, bindings) taking turns of LAUNCH_TURN or TURN
+rounds until each has its rounds, best batch per side (launch batches start from an idle stream, synchronized
 outside the timing), the process held on one CPU. What a side adds over another (a
 launch over its Python floor, a simple call over its floor, a
 cubind.bindings launch over the C floor) is the median of the two sides'
@@ -48,6 +48,10 @@ ROUNDS = 15
 # batches vary by 30% from round to round. At 135 rounds the 95% intervals
 # spanned 50 ns (the median row), at 360 rounds 30 (benchmarks/README.md, runs A to C).
 LAUNCH_ROUNDS = 120
+# The rows of a group take turns of this many rounds (measure_rows): at
+# `--rounds 45` the launch rows go over eight times, the others three.
+LAUNCH_TURN = 45
+TURN = 15
 LAUNCH_BATCH = 256          # launches per batch, from an idle stream
 BATCH_SECONDS = 0.002       # other rows: as many calls as take about this long
 ALLOC_BYTES = 4096
@@ -1057,11 +1061,15 @@ def measure(world, row, rounds):
     return measure_rows(world, [row], rounds)[0]
 
 
-def measure_rows(world, rows, rounds):
-    """measure() of each of rows, the rows interleaved: each round times
-    every row once, so that a stretch of the run in which the machine is
-    slower (another tenant's work, a change of clock) falls on every row
-    alike rather than on the rows that happened to be timed during it."""
+def measure_rows(world, rows, rounds, pass_rounds=None):
+    """measure() of each of rows, the rows taking turns: each row is timed
+    for pass_rounds rounds (all of them by default), then the next, and the
+    group is gone over again until every row has its rounds. A stretch of
+    the run in which the machine is slower (another tenant's work, a change
+    of clock) then falls on a part of every row's rounds rather than on all
+    the rounds of the rows timed during it. A turn's first round follows
+    another row (another kernel, other objects), which its first side pays
+    for; turns of many rounds keep that to a small share of the rounds."""
     timers, missing = [], []
     for row in rows:
         row_timers, row_missing = {}, {}
@@ -1075,17 +1083,19 @@ def measure_rows(world, rows, rounds):
         timers.append(row_timers)
         missing.append(row_missing)
     each = [{name: [] for name in row_timers} for row_timers in timers]
-    for r in range(rounds):
+    step = max(1, pass_rounds or rounds)
+    for first in range(0, rounds, step):
         for row_timers, row_missing, row_each in zip(timers, missing, each):
             order = list(row_timers)
-            shift = r % max(1, len(order))
-            for name in order[shift:] + order[:shift]:
-                if name in row_missing:
-                    continue
-                try:
-                    row_each[name].append(row_timers[name]())
-                except Exception as e:
-                    row_missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
+            for r in range(first, min(first + step, rounds)):
+                shift = r % max(1, len(order))
+                for name in order[shift:] + order[:shift]:
+                    if name in row_missing:
+                        continue
+                    try:
+                        row_each[name].append(row_timers[name]())
+                    except Exception as e:
+                        row_missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
     results = []
     for row_missing, row_each in zip(missing, each):
         row_each = {k: v for k, v in row_each.items() if k not in row_missing and v}
@@ -1189,15 +1199,15 @@ def main(argv=None):
     if hasattr(os, "sched_setaffinity") and not args.standin:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
     results = []
-    # The rows of a group (launches, life cycles, ...) are timed together,
-    # round by round (measure_rows).
+    # The rows of a group (launches, objects, bindings) take turns (measure_rows).
     groups = {}
     for row in all_rows():
         if not args.only or args.only in row.name:
             groups.setdefault(row.group, []).append(row)
     for group, rows in groups.items():
         group_rounds = rounds * LAUNCH_ROUNDS // ROUNDS if group == "launch" else rounds
-        for row, (times, missing) in zip(rows, measure_rows(world, rows, group_rounds)):
+        turn = LAUNCH_TURN if group == "launch" else TURN
+        for row, (times, missing) in zip(rows, measure_rows(world, rows, group_rounds, turn)):
             results.append((row, times, missing))
             print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr,
                   flush=True)

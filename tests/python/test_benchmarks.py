@@ -113,20 +113,25 @@ def test_measure_keeps_every_rounds_time_of_every_side_and_the_best_of_them():
         assert times[side] == min(times.rounds[side])
 
 
-def test_measure_rows_times_every_row_once_per_round_so_a_slow_stretch_falls_on_all():
+def test_measure_rows_gives_the_rows_turns_so_a_slow_stretch_falls_on_a_part_of_each():
     sbs = _side_by_side()
     order = []
     def side(label):
         return lambda w: sbs.Side("note(label)", {"note": order.append, "label": label})
     rows = [sbs.Row("test", f"row {r}", "", lambda t: True, {"a": side(f"{r}a"), "b": side(f"{r}b")})
             for r in (1, 2)]
-    (one, _), (two, _) = sbs.measure_rows(None, rows, 3)
-    assert len(one.rounds["a"]) == len(two.rounds["b"]) == 3
-    # batch_timer warms each loop up first (3 calls) and sizes its batch (20),
-    # then every round times row 1's sides, then row 2's, in rotating order.
-    timed = [label for label in order[2 * 2 * 23:]]
-    runs = [timed[i] for i in range(len(timed)) if i == 0 or timed[i] != timed[i - 1]]
-    assert runs == ["1a", "1b", "2a", "2b", "1b", "1a", "2b", "2a", "1a", "1b", "2a", "2b"]
+    def timed(rounds, turn):
+        del order[:]
+        results = sbs.measure_rows(None, rows, rounds, turn)
+        assert all(len(times.rounds[name]) == rounds for times, _ in results for name in ("a", "b"))
+        # batch_timer warms each loop up (3 calls) and sizes its batch (20)
+        # first; then each batch is a run of one label.
+        labels = order[2 * 2 * 23:]
+        return [labels[i] for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
+    # Turns of two rounds: row 1's rounds 0 and 1, row 2's, then round 2 of each;
+    # the sides in rotating order, a round's order set by its number.
+    assert timed(3, 2) == ["1a", "1b", "1a", "2a", "2b", "2a", "1a", "1b", "2a", "2b"]
+    assert timed(3, None) == ["1a", "1b", "1a", "1b", "2a", "2b", "2a", "2b"]
 
 
 def test_the_interval_of_a_paired_difference_holds_its_median_and_narrows_with_rounds():
