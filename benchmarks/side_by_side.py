@@ -517,9 +517,13 @@ class OverPart(Part):
 def judge_parts(*parts):
     """A row's judge: True when every part is met; a str (why no binding can
     meet it) when every part not met has a floor above its bound; False when
-    one not met could be; None when a part cannot be judged."""
+    one not met could be, even where another part cannot be judged (NVIDIA's
+    package refusing the row's arguments leaves the bound over the floor to
+    judge); None when a part cannot be judged and none is False."""
     def judge(t):
         verdicts = [p.verdict(t) for p in parts]
+        if any(v is False for v in verdicts):
+            return False
         if any(v is None for v in verdicts):
             return None
         unmet = [v for v in verdicts if v is not True]

@@ -69,6 +69,11 @@ def test_a_launch_row_is_unreachable_only_where_converting_its_arguments_costs_m
     # Both parts missed, one of them reachable: not met.
     assert row.judge({"cuda.core": 3000.0, "Python floor": 2950.0, "C floor": 2900.0,
                       "converting floor": 2990.0, "cubind": 3100.0}) is False
+    # NVIDIA's package refused the arguments: the bound over the floor is
+    # still judged, and missing it is not met, not "not judged".
+    refused = {"Python floor": 3000.0, "C floor": 2900.0, "converting floor": 3010.0}
+    assert row.judge(dict(refused, cubind=3200.0)) is False
+    assert row.judge(dict(refused, cubind=3020.0)) is None
 
 
 def test_a_bindings_launch_is_judged_on_what_it_adds_over_the_c_floor():

@@ -156,7 +156,7 @@ cdef extern from "_launch_args.hpp" namespace "cubind_core":
                                                              const size_t* sizes, char*& storage,
                                                              void** pointers) noexcept
     void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numpy_number,
-                                                                   bint cdata) noexcept
+                                                                   bint cdata, bint numpy_void) noexcept
 
 
 # An argument _pack_arguments stopped at, of a type other than int, bool,
@@ -176,7 +176,7 @@ cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slo
         return False
     if not _pack_buffer_fast(arg, size, slot):
         return False
-    _remember_buffer_type(arg, t, _is_numpy_number(<type>t), _is_ctypes_data(<type>t))
+    _remember_buffer_type(arg, t, _is_numpy_number(<type>t), _is_ctypes_data(<type>t), _is_numpy_void(<type>t))
     return True
 
 
@@ -186,6 +186,15 @@ cdef bint _is_numpy_number(type t) noexcept:
         numpy = sys.modules.get("numpy")
         return (numpy is not None and t.__module__ == "numpy"
                 and issubclass(t, (numpy.number, numpy.bool_)))
+    except BaseException:
+        return False
+
+
+cdef bint _is_numpy_void(type t) noexcept:
+    # NumPy's void scalar type (a structured scalar: np.void, np.record).
+    try:
+        numpy = sys.modules.get("numpy")
+        return numpy is not None and t.__module__ == "numpy" and issubclass(t, numpy.void)
     except BaseException:
         return False
 

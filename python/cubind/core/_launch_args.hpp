@@ -125,9 +125,11 @@ inline bool exports_buffer(PyTypeObject* t) {
 
 // Types whose objects launch has looked at once: NumPy's numeric scalar
 // types (np.bool_, np.int8 ... np.uint64, the floats and complexes) keep
-// their value in the object itself at a fixed offset; ctypes' data objects
-// (c_int32 ... c_double, c_void_p, Structures, Unions, arrays, pointers)
-// keep a pointer to their bytes and their size in the object. launch looks
+// their value in the object itself at a fixed offset; NumPy's void scalars
+// (structs) give their bytes through an export without a format string
+// (PyBUF_SIMPLE), which costs a fraction of the full one; ctypes' data
+// objects (c_int32 ... c_double, c_void_p, Structures, Unions, arrays,
+// pointers) keep a pointer to their bytes and their size in the object. launch looks
 // at each type with the buffer protocol once (the first time pack_buffer
 // packs one of its objects) and remembers how to find the bytes its export
 // would give, so that later arguments of the type cost one probe and a copy.
@@ -137,6 +139,7 @@ enum BufferKind : int {
   kExported = 0,  // the bytes go through pack_buffer
   kInline = 1,    // NumPy numeric scalar: `size` bytes at `offset` in the object
   kCData = 2,     // ctypes data: the bytes at the object's b_ptr, b_size of them
+  kSimple = 3,    // NumPy void scalar (a struct): the bytes of a PyBUF_SIMPLE export
 };
 
 struct BufferType {
@@ -197,9 +200,9 @@ inline bool remembered(PyTypeObject* t) { return buffer_type_entry(t).type == t;
 // (every object of a ctypes type has the export's shape, so the tests
 // pack_buffer makes hold for all of them; only b_size varies, by
 // ctypes.resize, and it is read per object). Otherwise kExported.
-inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number, bool cdata) {
+inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number, bool cdata, bool numpy_void) {
   BufferType entry{t, 0, 0, kExported};
-  if (numpy_number || cdata) {
+  if (numpy_number || cdata || numpy_void) {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) == 0) {
       const char* start = reinterpret_cast<const char*>(o);
@@ -212,6 +215,16 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
       } else if (cdata && t->tp_basicsize >= static_cast<Py_ssize_t>(sizeof(CDataHead))) {
         const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
         if (data->b_ptr == at && data->b_size == view.len && view.len > 0) entry.kind = kCData;
+      } else if (numpy_void && view.ndim == 0 && view.len > 0) {
+        // A struct's export builds its format string each time; one without
+        // a format (PyBUF_SIMPLE) gives the same bytes for far less.
+        Py_buffer simple;
+        if (PyObject_GetBuffer(o, &simple, PyBUF_SIMPLE) == 0) {
+          if (simple.buf == view.buf && simple.len == view.len) entry.kind = kSimple;
+          PyBuffer_Release(&simple);
+        } else {
+          PyErr_Clear();
+        }
       }
       PyBuffer_Release(&view);
     } else {
@@ -233,6 +246,17 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
     if (static_cast<std::size_t>(data->b_size) != size || data->b_ptr == nullptr) return false;
     copy_argument(slot, data->b_ptr, size);
     return true;
+  }
+  if (e.kind == kSimple) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    const bool ok = static_cast<std::size_t>(view.len) == size;
+    if (ok) copy_argument(slot, static_cast<const char*>(view.buf), size);
+    PyBuffer_Release(&view);
+    return ok;
   }
   return pack_buffer(o, size, slot);
 }

@@ -332,6 +332,10 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
             ("k1_2_4_8_4_8", [ctypes.c_bool(True), ctypes.c_int16(-5), ctypes.c_uint32(6), ctypes.c_int64(-7),
                               ctypes.c_float(0.5), ctypes.c_double(1.25)]),
             ("k8_16_16", [ctypes.c_void_p(0x1234), Pair(5, 0.75), pair]),
+            # NumPy structs: a void scalar of each dtype, an np.record, a packed one.
+            ("k16_16_16_12", [pair, np.array([(-4, 1.5)], dtype=pair.dtype)[0],
+                              np.rec.array([(9, 2.5)], dtype=pair.dtype)[0],
+                              np.array([(6, -0.5)], dtype=np.dtype([("a", "<i4"), ("b", "<f8")]))[0]]),
             ("k4_8_4_8_4", [np.int32(1), buf, 2, buf, np.float32(3)]),
             # 16 slots are packed in launch's own frame, more in another one's.
             ("k" + "_".join(["4"] * 16), [np.int32(i) for i in range(16)]),
@@ -350,7 +354,7 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
         k = code.get_kernel("k4_4")
         launched(k, 1, 2)
         for args, kind in [((1, 2**40), ValueError), ((1, buf), TypeError), ((np.int64(1), 2), ValueError),
-                           ((1, "x"), TypeError)]:
+                           ((1, "x"), TypeError), ((1, pair), ValueError)]:
             try:
                 launched(k, *args)
             except kind as e:
