@@ -238,6 +238,20 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
   Py_XDECREF(reinterpret_cast<PyObject*>(old));
 }
 
+// A NumPy struct's bytes (kSimple), out of line: pack_remembered_other
+// keeps no frame of its own for ctypes data.
+[[gnu::noinline]] inline bool pack_simple(PyObject* o, std::size_t size, char* slot) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool ok = static_cast<std::size_t>(view.len) == size;
+  if (ok) copy_argument(slot, static_cast<const char*>(view.buf), size);
+  PyBuffer_Release(&view);
+  return ok;
+}
+
 // pack_remembered for a type other than a NumPy scalar's (ctypes data, any
 // other export), out of line: launch's usual way keeps its code short.
 [[gnu::noinline]] inline bool pack_remembered_other(PyObject* o, const BufferType& e, std::size_t size, char* slot) {
@@ -247,17 +261,7 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
     copy_argument(slot, data->b_ptr, size);
     return true;
   }
-  if (e.kind == kSimple) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
-      PyErr_Clear();
-      return false;
-    }
-    const bool ok = static_cast<std::size_t>(view.len) == size;
-    if (ok) copy_argument(slot, static_cast<const char*>(view.buf), size);
-    PyBuffer_Release(&view);
-    return ok;
-  }
+  if (e.kind == kSimple) return pack_simple(o, size, slot);
   return pack_buffer(o, size, slot);
 }
 
