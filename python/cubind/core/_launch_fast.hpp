@@ -60,7 +60,8 @@ inline void remember_launch_entry() {
 // Every call the usual way does not take, with the arguments as they came.
 // Cold: its call and the tests that lead to it are laid out apart from the
 // usual way, whose code then takes fewer cache lines.
-[[gnu::cold, gnu::noinline]] inline PyObject* launch_general_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+[[gnu::cold, gnu::noinline]] inline PyObject* launch_general_call(PyObject* const* args, Py_ssize_t nargs,
+                                                                 PyObject* kwnames) {
   return PyObject_Vectorcall(launch_general, args, static_cast<std::size_t>(nargs), kwnames);
 }
 
@@ -165,9 +166,9 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
                                (field<std::size_t>(kernel, l.kernel_slots) <= 16) &
                                (handle != cubind::detail::invalid_stream()) & (l.launch_ex != nullptr),
                            1)) {
+        const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
         PyObject* const result =
-            launch_packed<16>(args + 3, n, sizes.data(), handle,
-                              field<cubind::NativeLaunchConfig>(config, l.config_native), reinterpret_cast<CUfunction>(k));
+            launch_packed<16>(args + 3, n, sizes.data(), handle, rendered, reinterpret_cast<CUfunction>(k));
         if (__builtin_expect(result != not_packed(), 1)) return result;
         return launch_general_call(args, nargs, kwnames);
       }
