@@ -6,6 +6,7 @@
 # cuLaunchKernelEx, made as cubind::launch_rendered makes it: by launch
 # itself (_launch_fast.hpp) on its usual way, by _launch_general otherwise.
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport Py_TYPE, PyTypeObject
 from cpython.ref cimport PyObject
@@ -235,6 +236,23 @@ cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t inde
     return _argument_error(kernel, index, size, value, "is out of range")
 
 
+cdef int _pack_struct(object arg, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
+    # A NumPy struct (np.void, np.record): its bytes as they are, through an
+    # export without a format string, as launch's usual way takes them (a
+    # dtype NumPy cannot describe in a format, datetime fields say, is no
+    # obstacle to either).
+    cdef Py_buffer view
+    PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)
+    try:
+        if <size_t>view.len != size:
+            _argument_error(kernel, index, size, arg, f"differs in size ({view.len} bytes)")
+        if size:
+            memcpy(slot, view.buf, size)
+    finally:
+        PyBuffer_Release(&view)
+    return 0
+
+
 cdef int _argument_error(object kernel, Py_ssize_t index, size_t size, value, str why) except -1:
     # A value of a type the parameter cannot take is a TypeError; one of the
     # right kind but out of range or of another size, a ValueError. kernel is
@@ -299,6 +317,8 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
             _argument_error(kernel, index, size, arg, "cannot take a float")
     elif isinstance(arg, Buffer):
         return _pack(int((<Buffer>arg)._ptr), size, slot, index, kernel)
+    elif _is_numpy_void(t):
+        _pack_struct(arg, size, slot, index, kernel)
     else:
         try:
             raw = memoryview(arg).cast("B")

@@ -336,6 +336,8 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
             ("k16_16_16_12", [pair, np.array([(-4, 1.5)], dtype=pair.dtype)[0],
                               np.rec.array([(9, 2.5)], dtype=pair.dtype)[0],
                               np.array([(6, -0.5)], dtype=np.dtype([("a", "<i4"), ("b", "<f8")]))[0]]),
+            # A dtype with no buffer format (a datetime field): its bytes, either way.
+            ("k16", [np.array([(np.datetime64(5, "s"), 7)], dtype=[("t", "M8[s]"), ("a", "<i8")])[0]]),
             ("k4_8_4_8_4", [np.int32(1), buf, 2, buf, np.float32(3)]),
             # 16 slots are packed in launch's own frame, more in another one's.
             ("k" + "_".join(["4"] * 16), [np.int32(i) for i in range(16)]),
@@ -350,6 +352,9 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
             again = [p[:s] for p, s in zip(launched(k, *args)[:16], sizes)]
             assert first == expected, (name, first, expected)
             assert again == expected, (name, again, expected)
+            for arg, packed in zip(args, expected):
+                if isinstance(arg, np.void):
+                    assert packed == arg.tobytes(), (name, packed, arg)
         # The usual way refuses what the general way refuses, with its message.
         k = code.get_kernel("k4_4")
         launched(k, 1, 2)
