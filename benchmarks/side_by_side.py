@@ -8,9 +8,9 @@ loop of its own with everything in locals, and timed in batches: the sides
 of a row in rotating order, ROUNDS rounds (LAUNCH_ROUNDS for the launch
 rows, whose driver time varies most from batch to batch), the rows of a
 group (launches, objects, bindings) taking turns of LAUNCH_TURN or TURN
-rounds until each has its rounds, best batch per side (launch batches start from an idle stream, synchronized
-outside the timing), the process held on one CPU. What a side adds over another (a
-launch over its Python floor, a simple call over its floor, a
+rounds until each has its rounds, best batch per side (launch batches
+start from an idle stream, synchronized outside the timing), the process
+held on one CPU. What a side adds over another (a launch over its Python floor, a simple call over its floor, a
 cubind.bindings launch over the C floor) is the median of the two sides'
 differences round by round: the sides of a round run back to back, so a
 round slow for the GPU or the CPU is slow for both. The

@@ -151,6 +151,7 @@ cdef LaunchConfig _launch_config(config):
 
 cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
+    bint _pack_simple "cubind_core::pack_simple"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
     bint _remembered "cubind_core::remembered"(PyTypeObject* t) noexcept
     Py_ssize_t _pack_arguments "cubind_core::pack_arguments"(PyObject* const* args, Py_ssize_t i, Py_ssize_t n,
@@ -175,9 +176,12 @@ cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slo
     if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
         # A Buffer subclass is its address, not its bytes, as in _pack.
         return False
-    if not _pack_buffer_fast(arg, size, slot):
+    # A NumPy struct through the export _pack_struct makes, anything else
+    # through the one memoryview makes, as _pack takes them.
+    cdef bint numpy_void = _is_numpy_void(<type>t)
+    if not (_pack_simple(arg, size, slot) if numpy_void else _pack_buffer_fast(arg, size, slot)):
         return False
-    _remember_buffer_type(arg, t, _is_numpy_number(<type>t), _is_ctypes_data(<type>t), _is_numpy_void(<type>t))
+    _remember_buffer_type(arg, t, _is_numpy_number(<type>t), _is_ctypes_data(<type>t), numpy_void)
     return True
 
 

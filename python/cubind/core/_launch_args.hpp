@@ -129,10 +129,11 @@ inline bool exports_buffer(PyTypeObject* t) {
 // (structs) give their bytes through an export without a format string
 // (PyBUF_SIMPLE), which costs a fraction of the full one; ctypes' data
 // objects (c_int32 ... c_double, c_void_p, Structures, Unions, arrays,
-// pointers) keep a pointer to their bytes and their size in the object. launch looks
-// at each type with the buffer protocol once (the first time pack_buffer
-// packs one of its objects) and remembers how to find the bytes its export
-// would give, so that later arguments of the type cost one probe and a copy.
+// pointers) keep a pointer to their bytes and their size in the object.
+// launch looks at each type with the buffer protocol once (the first time
+// it packs one of its objects) and remembers how to find the bytes its
+// export would give, so that later arguments of the type cost one probe and
+// a copy.
 // One entry per hash of the type; a type that loses its entry to another is
 // looked at again.
 enum BufferKind : int {
@@ -191,18 +192,20 @@ inline BufferType& buffer_type_entry(PyTypeObject* t) {
 // explains).
 inline bool remembered(PyTypeObject* t) { return buffer_type_entry(t).type == t; }
 
-// Gives t its entry, from o, an object of t whose bytes pack_buffer has just
-// packed. `numpy_number`: the caller has checked that t is one of NumPy's
-// numeric scalar types, whose instances all keep their value at the same
-// place; it is kInline when o's export is its whole value inside o
-// (0-dimensional, within the object's fixed size). `cdata`: t derives from
-// ctypes' _CData; it is kCData when o's export is the b_size bytes at b_ptr
-// (every object of a ctypes type has the export's shape, so the tests
-// pack_buffer makes hold for all of them; only b_size varies, by
-// ctypes.resize, and it is read per object). Otherwise kExported.
+// Gives t its entry, from o, an object of t whose bytes pack_buffer (or,
+// for a NumPy struct, pack_simple) has just packed. `numpy_number`: the
+// caller has checked that t is one of NumPy's numeric scalar types, whose
+// instances all keep their value at the same place; it is kInline when o's
+// export is its whole value inside o (0-dimensional, within the object's
+// fixed size). `cdata`: t derives from ctypes' _CData; it is kCData when o's
+// export is the b_size bytes at b_ptr (every object of a ctypes type has the
+// export's shape, so the tests pack_buffer makes hold for all of them; only
+// b_size varies, by ctypes.resize, and it is read per object). `numpy_void`:
+// t is NumPy's void scalar type (np.void, np.record), kSimple, the export
+// the general way takes a struct's bytes through too. Otherwise kExported.
 inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number, bool cdata, bool numpy_void) {
-  BufferType entry{t, 0, 0, kExported};
-  if (numpy_number || cdata || numpy_void) {
+  BufferType entry{t, 0, 0, numpy_void ? kSimple : kExported};
+  if (numpy_number || cdata) {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) == 0) {
       const char* start = reinterpret_cast<const char*>(o);
@@ -215,16 +218,6 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
       } else if (cdata && t->tp_basicsize >= static_cast<Py_ssize_t>(sizeof(CDataHead))) {
         const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
         if (data->b_ptr == at && data->b_size == view.len && view.len > 0) entry.kind = kCData;
-      } else if (numpy_void && view.ndim == 0 && view.len > 0) {
-        // A struct's export builds its format string each time; one without
-        // a format (PyBUF_SIMPLE) gives the same bytes for far less.
-        Py_buffer simple;
-        if (PyObject_GetBuffer(o, &simple, PyBUF_SIMPLE) == 0) {
-          if (simple.buf == view.buf && simple.len == view.len) entry.kind = kSimple;
-          PyBuffer_Release(&simple);
-        } else {
-          PyErr_Clear();
-        }
       }
       PyBuffer_Release(&view);
     } else {
@@ -238,8 +231,9 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
   Py_XDECREF(reinterpret_cast<PyObject*>(old));
 }
 
-// A NumPy struct's bytes (kSimple), out of line: pack_remembered_other
-// keeps no frame of its own for ctypes data.
+// A NumPy struct's bytes (kSimple), as the general way's _pack_struct takes
+// them, false where the export fails or is not `size` bytes. Out of line:
+// pack_remembered_other keeps no frame of its own for ctypes data.
 [[gnu::noinline]] inline bool pack_simple(PyObject* o, std::size_t size, char* slot) {
   Py_buffer view;
   if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
