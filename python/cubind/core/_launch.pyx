@@ -242,19 +242,18 @@ cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t inde
 
 cdef int _pack_struct(object arg, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
     # A NumPy struct (np.void, np.record): its bytes as they are, through an
-    # export without a format string, as launch's usual way takes them (a
-    # dtype NumPy cannot describe in a format, datetime fields say, is no
-    # obstacle to either).
+    # export without a format string, as launch's usual way takes them
+    # (pack_simple; a dtype NumPy cannot describe in a format, datetime fields
+    # say, is no obstacle to either). Where it does not fit, the export again,
+    # for the exporter's error or the size to name.
     cdef Py_buffer view
+    cdef Py_ssize_t length
+    if _pack_simple(<PyObject*>arg, size, slot):
+        return 0
     PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)
-    try:
-        if <size_t>view.len != size:
-            _argument_error(kernel, index, size, arg, f"differs in size ({view.len} bytes)")
-        if size:
-            memcpy(slot, view.buf, size)
-    finally:
-        PyBuffer_Release(&view)
-    return 0
+    length = view.len
+    PyBuffer_Release(&view)
+    return _argument_error(kernel, index, size, arg, f"differs in size ({length} bytes)")
 
 
 cdef int _argument_error(object kernel, Py_ssize_t index, size_t size, value, str why) except -1:
