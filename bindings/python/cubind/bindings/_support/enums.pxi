@@ -2,8 +2,6 @@
 # on first use, and the per-module table that converts status codes and enum
 # values on every call's return path.
 
-from operator import index as _index
-
 
 # Enums: int subclasses whose members are created once and compared by
 # identity or value. A value the class does not know (a status code of a newer

@@ -9,8 +9,6 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 
-from operator import index as _index
-
 cdef object _ADDRESS_MAX = <uintptr_t>-1
 
 

@@ -8,8 +8,6 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy
 
-
-from operator import index as _index
 import sys as _sys
 
 
