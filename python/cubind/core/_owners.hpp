@@ -256,9 +256,23 @@ inline cubind::TimedEvent* timed_event_new_in(CUcontext context, bool blocking_s
 
 // The Buffers of cubind.core's Python Buffer objects live inside them (a
 // null one until filled): these fill one in place, and let one go.
+// A null one (the usual case: a new Python Buffer) is built over in place,
+// with no temporary Buffer to move from and destroy: a null Buffer holds
+// nothing, so nothing is lost by not destroying it. Should allocate throw,
+// a null Buffer is built there again.
 inline void buffer_allocate(cubind::Buffer& into, const std::shared_ptr<cubind::MemoryResource>& resource,
                             std::size_t size, CUstream stream) {
-  into = cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream));
+  if (into.data() != nullptr || into.resource()) {
+    into = cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream));
+    return;
+  }
+  try {
+    ::new (static_cast<void*>(&into))
+        cubind::Buffer(cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream)));
+  } catch (...) {
+    ::new (static_cast<void*>(&into)) cubind::Buffer();
+    throw;
+  }
 }
 // Closes what it holds, as its destructor does (an error is ignored).
 inline void buffer_reset(cubind::Buffer& buffer) noexcept { buffer = cubind::Buffer(); }

@@ -26,6 +26,7 @@ cdef class Buffer:
     cdef bint _mapped
     cdef bint _empty      # an open buffer of 0 bytes (no memory, no address), until closed
     cdef int _free(self, object stream) except -1
+    cdef int _close(self, object stream) except -1
     cdef int _require_open(self) except -1
 cdef inline bint _holds(Buffer buffer) noexcept:
     # Its C++ Buffer holds memory.

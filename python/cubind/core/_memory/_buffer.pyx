@@ -229,10 +229,16 @@ cdef class Buffer:
             raise RuntimeError("Buffer has been closed")
         return 0
 
+    # close() is a plain C method (no binding): called without keywords on a
+    # Buffer of exactly its defining class, the interpreter calls it directly
+    # (ManagedBuffer defines its own for that reason).
+    @cython.binding(False)
     def close(self, stream=None):
         """Returns the memory to its resource, ordered on stream (or on the
         allocation or deallocation stream); the Buffer is closed after."""
-        cdef cpp.CUstream handle
+        self._close(stream)
+
+    cdef int _close(self, object stream) except -1:
         if self._exports:
             raise BufferError("Buffer.close: a memoryview of the buffer is still open")
         self._free(stream)
@@ -244,6 +250,7 @@ cdef class Buffer:
         self._ipc = None
         self._mapped = False
         self._empty = False
+        return 0
 
     @property
     def is_closed(self):

@@ -4,10 +4,12 @@
 # ManagedBuffer (its buffers, with prefetch, discard and advice), the Host
 # location, and the batched prefetch and discard of cubind.core.utils.
 
+from cpython.object cimport PyTypeObject
 from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr, static_pointer_cast
 from libcpp.vector cimport vector
 
+cimport cython
 cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device, _device_count, _device_ordinal
 from cubind.core._errors cimport _raw_handle
@@ -164,6 +166,13 @@ cdef class ManagedBuffer(Buffer):
         plain._ptr, plain._size, plain._mr = 0, 0, None
         return self
 
+    # Its own close, for the reason Buffer.close gives.
+    @cython.binding(False)
+    def close(self, stream=None):
+        """Returns the memory to its resource, ordered on stream (or on the
+        allocation or deallocation stream); the Buffer is closed after."""
+        self._close(stream)
+
     @property
     def is_managed(self):
         return True
@@ -241,6 +250,14 @@ cdef class ManagedBuffer(Buffer):
         if location is None:
             raise ValueError("ManagedBuffer.discard_prefetch: location is required")
         _managed_batch(2, stream, [self], location, "ManagedBuffer.discard_prefetch")
+
+
+# ManagedBuffer adds no field and no __dealloc__, so Buffer's deallocator
+# frees it whole. The one Cython writes for a subclass takes the object off
+# the collector's list, puts it back and calls Buffer's, which takes it off
+# again: once per allocate + close.
+if ManagedBuffer.__basicsize__ == Buffer.__basicsize__:
+    (<PyTypeObject*>ManagedBuffer).tp_dealloc = (<PyTypeObject*>Buffer).tp_dealloc
 
 
 cdef int _managed_batch(int which, stream, buffers, locations, str where) except -1:
