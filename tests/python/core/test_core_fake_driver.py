@@ -192,6 +192,40 @@ def test_config_and_stream_reach_the_driver_and_a_config_is_reused(fake_driver_d
     """)
 
 
+def test_managed_buffers_close_once_and_free_when_dropped(fake_driver_dir):
+    # ManagedBuffer has its own close() and frees through Buffer's deallocator.
+    run(fake_driver_dir, """
+        import gc
+        live = ctypes.c_int.in_dll(fake, "fake_live_allocations")
+        last_free = ctypes.c_ulonglong.in_dll(fake, "fake_last_free")
+        mr = cc.ManagedMemoryResource()
+        before = live.value
+        buf = mr.allocate(4096, stream=stream)
+        assert type(buf) is cc.ManagedBuffer and buf.memory_resource is mr and buf.size == 4096
+        assert live.value == before + 1
+        handle = int(buf.handle)
+        buf.close()
+        assert buf.is_closed and live.value == before and last_free.value == handle
+        buf.close()                       # closing again frees nothing
+        assert live.value == before
+        other = dev.create_stream()
+        buf = mr.allocate(64, stream=stream)
+        buf.close(other)
+        assert buf.is_closed and live.value == before
+        for _ in range(40):               # past the free list's 16 kept objects
+            mr.allocate(128, stream=stream)   # dropped open: freed by the deallocator
+        assert live.value == before
+        kept = [mr.allocate(128, stream=stream) for _ in range(40)]
+        assert live.value == before + 40
+        del kept
+        gc.collect()
+        assert live.value == before
+        assert cc.ManagedBuffer.close.__doc__ == cc.Buffer.close.__doc__
+        assert cc.ManagedBuffer.close.__text_signature__ == "($self, stream=None)"
+        mr.close()
+    """)
+
+
 def test_device_allocate_and_close_reach_the_pool(fake_driver_dir):
     run(fake_driver_dir, """
         live = ctypes.c_int.in_dll(fake, "fake_live_allocations")
