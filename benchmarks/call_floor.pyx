@@ -10,6 +10,8 @@ around an empty C function, as cubind does around every call. No binding of
 that call can cost less than its floor.
 """
 
+cimport cython
+
 cdef extern from *:
     """
     static void cubind_floor_opaque(void) { __asm__ __volatile__("" ::: "memory"); }
@@ -275,6 +277,54 @@ def allocate_from(size, *, stream, pool):
     if status != 0:
         raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
     return b
+
+
+# The least an allocate + close with cuda.core's API can do: a method of a
+# resource object whose pool and stream handle are set beforehand (as the
+# converting floor is told its kinds), returning an object that holds the
+# address and, as a Buffer must, its resource (Buffer.memory_resource; a pool
+# lives as long as its buffers) and its stream (close() frees on it). An
+# object holding others is tracked by the cyclic garbage collector, as it
+# must be: either may refer back to it. Buffers come from a free list, as
+# cubind's do. side_by_side.py's "holding floor".
+@cython.freelist(16)
+cdef class HeldBuffer:
+    cdef unsigned long long ptr
+    cdef void* handle
+    cdef object mr
+    cdef object stream
+
+    def close(self):
+        cdef int status
+        with nogil:
+            status = _free(self.ptr, self.handle)
+        if status != 0:
+            raise RuntimeError(f"cuMemFreeAsync: {status}")
+        self.mr = None
+        self.stream = None
+
+
+cdef class HoldingResource:
+    cdef void* pool
+    cdef void* handle
+
+    def __init__(self, size_t pool, size_t stream):
+        self.pool = <void*>pool
+        self.handle = <void*>stream
+
+    @cython.binding(True)
+    def allocate(self, size, *, stream):
+        cdef HeldBuffer b = HeldBuffer.__new__(HeldBuffer)
+        cdef size_t n = size
+        cdef int status
+        b.handle = self.handle
+        with nogil:
+            status = _capture_checked_alloc(&b.ptr, n, self.pool, b.handle)
+        if status != 0:
+            raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
+        b.mr = self
+        b.stream = stream
+        return b
 
 
 # The simple calls' floors with the driver's own function inside: the same

@@ -203,7 +203,7 @@ def count(only="", cold=False):
         valgrind += COLD_CACHES
         sides = "cubind,Python floor,converting floor"
         n1, n2 = 20, 220   # a miss count is the same call after call: fewer calls will do
-        only = only if only.startswith("launch") else "launch" + (f"|{only}" if only else "")
+        only = only if only.startswith(("launch", "allocate")) else "launch" + (f"|{only}" if only else "")
     else:
         sides, n1, n2 = "cubind,Python floor", N1, N2
     out = run(valgrind + [python, child, HERE, control, floor_so, str(n1), str(n2), only, sides], env=env)

@@ -17,9 +17,12 @@ round slow for the GPU or the CPU is slow for both. The
 sides: cubind; NVIDIA's cuda.core 1.2 / cuda.bindings; CuPy where it has the
 operation; the Python floor (benchmarks/call_floor.pyx: a Python call of the
 same shape that releases the GIL around the same driver calls and converts
-nothing), and for launches the converting floor (the same, with each
-argument's value read the cheapest way for its kind); the C floor (benchmarks/driver_floor.cpp: the same driver calls
-from C, loaded into this process). A package that is not installed is a
+nothing), for launches the converting floor (the same, with each
+argument's value read the cheapest way for its kind), for allocate + close
+the holding floor (the same, on a resource object, returning an object that
+holds its resource and stream as a Buffer must); the C floor
+(benchmarks/driver_floor.cpp: the same driver calls from C, loaded into this
+process). A package that is not installed is a
 column that says so; a side that fails says how, and the run goes on.
 
     python3 benchmarks/side_by_side.py [--rounds N] [--only TEXT] [--json FILE]
@@ -431,7 +434,7 @@ def _need(times, *sides):
 # bound, both read from the row's times. Where a part is not met, the floors
 # measured in the same run say whether it could be: a floor is the least any
 # binding can take, so a floor above the bound means no binding meets it.
-FLOORS = ("Python floor", "converting floor", "C floor")
+FLOORS = ("Python floor", "converting floor", "holding floor", "C floor")
 
 
 class Times(dict):
@@ -750,6 +753,14 @@ def life_cycle_rows():
             sides["Python floor"] = lambda w: Side("allocate(4096, stream=s, pool=p).close()",
                                                    {"allocate": w.floor.allocate_from, "s": int(w.stream.handle),
                                                     "p": int(pool_of(w))}, sync=w.stream.sync, batch=batch)
+        if c_floor or pool_of is not None:
+            # cubind's statement on an object that holds what a Buffer must
+            # (call_floor.HoldingResource), of the same pool.
+            pool = pool_of or (lambda w: w.device.memory_resource.handle)
+            sides["holding floor"] = lambda w: Side(
+                "mr.allocate(4096, stream=s).close()",
+                {"mr": w.floor.HoldingResource(int(pool(w)), int(w.stream.handle)), "s": w.stream},
+                sync=w.stream.sync, batch=batch)
         goal, judge = core_goal()
         return Row("objects", f"allocate(4096).close(), {label}", goal, judge, sides)
 
@@ -1152,7 +1163,8 @@ def verdict_text(verdict):
 
 
 def table(results, imports):
-    lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | converting floor | C floor | cubind / NVIDIA "
+    lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | converting or holding floor | C floor "
+             "| cubind / NVIDIA "
              "| cubind - Python floor (median of the rounds' differences, its 95% interval) | goal met |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     summary = {"met": 0, "not met": 0, "cannot be met": 0, "not judged": 0}
@@ -1174,7 +1186,7 @@ def table(results, imports):
         summary[key] += 1
         lines.append(f"| {row.name} | {row.goal} | {cell('cubind')} | {cell(nvidia)} "
                      f"| {cell('CuPy') if 'CuPy' in row.sides else '-'} | {cell('Python floor')} "
-                     f"| {cell('converting floor') if 'converting floor' in row.sides else '-'} "
+                     f"| {next((cell(f) for f in ('converting floor', 'holding floor') if f in row.sides), '-')} "
                      f"| {cell('C floor')} | {ratio} | {gap} | {text} |")
     if imports:
         lines += ["", "| import | goal | cubind | NVIDIA's | goal met |", "|---|---|---:|---:|---|"]

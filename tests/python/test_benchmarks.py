@@ -34,6 +34,10 @@ def test_side_by_side_rows_run_on_the_stand_in_driver(fake_driver_dir, tmp_path)
     # The launch rows carry the floor that converts the arguments.
     line = next(l for l in table.splitlines() if l.startswith("| launch, 16 x np.int32 "))
     assert line.split("|")[7].strip().endswith(("ns", "us")), line
+    # The allocate rows of a pool, the floor that holds its resource and stream.
+    for row in ("DeviceMemoryResource", "PinnedMemoryResource", "ManagedMemoryResource"):
+        line = next(l for l in table.splitlines() if l.startswith(f"| allocate(4096).close(), {row} "))
+        assert line.split("|")[7].strip().endswith(("ns", "us")), line
 
 
 def _side_by_side():
@@ -74,6 +78,19 @@ def test_a_launch_row_is_unreachable_only_where_converting_its_arguments_costs_m
     refused = {"Python floor": 3000.0, "C floor": 2900.0, "converting floor": 3010.0}
     assert row.judge(dict(refused, cubind=3200.0)) is False
     assert row.judge(dict(refused, cubind=3020.0)) is None
+
+
+def test_an_allocate_row_is_unreachable_where_holding_its_resource_and_stream_costs_more_than_the_bound():
+    sbs = _side_by_side()
+    row = next(r for r in sbs.life_cycle_rows() if r.name == "allocate(4096).close(), ManagedMemoryResource")
+    assert "holding floor" in row.sides
+    # 0.7 x 1800 = 1260 ns.
+    base = {"cuda.core": 1800.0, "Python floor": 1250.0, "C floor": 1000.0}
+    assert row.judge(dict(base, cubind=1255.0, **{"holding floor": 1252.0})) is True
+    # Over the bound, the holding floor under it: cubind's to mend.
+    assert row.judge(dict(base, cubind=1330.0, **{"holding floor": 1255.0})) is False
+    verdict = row.judge(dict(base, cubind=1330.0, **{"holding floor": 1270.0}))
+    assert isinstance(verdict, str) and "holding floor 1.27 us > 1.26 us" in verdict, verdict
 
 
 def test_a_bindings_launch_is_judged_on_what_it_adds_over_the_c_floor():

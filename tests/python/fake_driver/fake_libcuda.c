@@ -498,6 +498,7 @@ static void fake_alloc(unsigned long long* ptr, size_t bytes)
 CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* pool, void* stream)
 {
     (void)pool; (void)stream;
+    evict_caches();
     if (capturing) ++fake_pool_allocs_in_capture;
     fake_alloc(ptr, bytes);
     return 0;
@@ -512,7 +513,11 @@ CUresult cuMemAllocAsync(unsigned long long* ptr, size_t bytes, void* stream)
     return 0;
 }
 CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
-{ (void)stream; check_release("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0; }
+{
+    (void)stream;
+    evict_caches();
+    check_release("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0;
+}
 CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, void* jit_values, unsigned n_jit,
                            void* library_options, void* library_values, unsigned n_library)
 {
