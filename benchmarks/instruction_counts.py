@@ -22,13 +22,16 @@ one, not a timing. Imports are counted in children of their own.
     python3 benchmarks/instruction_counts.py --update "why"  rewrite benchmarks/instruction_counts.json
                                                              (commit it with the reason)
     python3 benchmarks/instruction_counts.py --cold          the launch rows' cache lines missed per call
+    python3 benchmarks/instruction_counts.py --cold --only allocate
+                                                             the same for the allocate rows
 
 A launch's driver call takes microseconds and leaves little of the process in
 the core's first-level caches, so the code and data a launch then reads come
 from farther away: a launch row's time follows the cache lines it touches as
-much as its instructions. --cold counts them: the stand-in's cuLaunchKernelEx
-first runs 64 KiB of code and touches 128 KiB of data (as a driver call
-would), and callgrind simulates the caches (32 KiB instruction and 48 KiB
+much as its instructions, and so does an allocate + close. --cold counts
+them: the stand-in's cuLaunchKernelEx, cuMemAllocFromPoolAsync and
+cuMemFreeAsync first run 64 KiB of code and touch 128 KiB of data (as a
+driver call would), and callgrind simulates the caches (32 KiB instruction and 48 KiB
 data first level, as on the GPU machines' Xeons), giving per call the
 first-level misses for instructions (I1) and data read and written (D1r,
 D1w), cubind's and its floors'. Not part of --check.
@@ -166,7 +169,7 @@ COLD_EVENTS = (("I1", "I1mr"), ("D1r", "D1mr"), ("D1w", "D1mw"))
 
 def count(only="", cold=False):
     """({row: {"cubind": n, "Python floor": n}}, {row|side: why not counted});
-    with `cold`, the launch rows only, each side's instructions and cache
+    with `cold`, the launch rows only (or the allocate rows), each side's instructions and cache
     misses per call ({side: {"Ir": n, "I1": n, "D1r": n, "D1w": n}}), the
     converting floor among the sides."""
     for tool in ("valgrind",):
@@ -307,7 +310,8 @@ def main(argv=None):
     group.add_argument("--check", action="store_true", help=f"fail when a row grows by more than {GROWTH:.0%}")
     group.add_argument("--update", metavar="REASON", help=f"rewrite {os.path.basename(TABLE)}, saying why")
     group.add_argument("--cold", action="store_true",
-                       help="the launch rows' first-level cache misses per call, the caches emptied by each launch")
+                       help="the launch (or, --only allocate, allocate) rows' first-level cache misses per call, "
+                            "the caches emptied by each launch, allocation and free")
     parser.add_argument("--only", default="", help="only the rows whose name contains this text")
     args = parser.parse_args(argv)
     if args.update is not None and (args.only or not args.update.strip()):
