@@ -30,7 +30,7 @@ cdef extern from "Python.h":
 cimport cubind.core._cpp as cpp
 from cubind.core._cpp cimport translate
 from cubind.core._memory._buffer cimport Buffer
-from cubind.core._module cimport Kernel
+from cubind.core._module cimport ArgPlan, Kernel
 from cubind.core._stream cimport Stream, _stream_handle
 
 
@@ -413,6 +413,11 @@ def _launch_general(stream, config, kernel, *kernel_args):
         cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
     if launch_layout.launch_ex == NULL:
         _remember_launch_entry()
+    # The kernel's argument plan, from these arguments (each of a type now
+    # remembered), for its launches the usual way; then the handle, which
+    # opens that way to the kernel.
+    _make_plan(k._plan_count, k._plan, _tuple_items(kernel_args), n, k._sizes.data())
+    k._handle = k._cpp.handle()
 
 
 cdef extern from "_launch_fast.hpp" namespace "cubind_core":
@@ -428,6 +433,8 @@ cdef extern from "_launch_fast.hpp" namespace "cubind_core":
     PyObject* const* _tuple_items "cubind_core::tuple_items"(object t)
     object _make_launch_function "cubind_core::make_launch_function"(object general, object module_name)
     void _remember_launch_entry "cubind_core::remember_launch_entry"() except +translate
+    void _make_plan "cubind_core::make_plan"(signed char& count, ArgPlan& plan, PyObject* const* args, Py_ssize_t n,
+                                             const size_t* sizes)
 
 
 cdef unsigned char _offset(void* field, object o, str name) except? 0:
@@ -452,7 +459,17 @@ launch_layout.config_native = _offset(&(<LaunchConfig>_no_object)._native, _no_o
 launch_layout.kernel_handle = _offset(&(<Kernel>_no_object)._handle, _no_object, "Kernel._handle")
 launch_layout.kernel_slots = _offset(&(<Kernel>_no_object)._slots, _no_object, "Kernel._slots")
 launch_layout.kernel_sizes = _offset(&(<Kernel>_no_object)._sizes, _no_object, "Kernel._sizes")
+# Where launch finds a Kernel's argument plan: beside its handle and sizes.
+if (<char*>&(<Kernel>_no_object)._plan_count != <char*>&(<Kernel>_no_object)._handle - 4
+        or <char*>&(<Kernel>_no_object)._plan != <char*>&(<Kernel>_no_object)._sizes + sizeof(vector[size_t])):
+    raise ImportError("cubind.core._launch: Kernel._plan_count and Kernel._plan do not lie where launch reads them")
 launch = _make_launch_function(_launch_general, __name__)
+
+
+def _plan_count(Kernel kernel):
+    """How many arguments the kernel's argument plan covers, -1 where it has
+    none: what its launches the usual way follow (for tests)."""
+    return kernel._plan_count
 
 
 def _packed_arguments(sizes, args, kernel_name="kernel"):

@@ -401,4 +401,129 @@ done:
   return i;
 }
 
+// A Kernel's argument plan: the type of each argument of a launch and how
+// it was packed, so that a later launch with arguments of the same types,
+// position by position, packs each with one comparison of its type and its
+// copy. It is made for arguments of mixed types with NumPy scalars among
+// them, where pack_arguments looks each NumPy scalar's type up (each a run
+// of its own); runs of one type, a single NumPy scalar, and plain ints,
+// floats and Buffers pack_arguments packs with less. Made by the general
+// way's launch (every kernel's first, and any with a type launch has not
+// seen), which then sets the kernel's handle that opens the usual way to it;
+// followed by the usual way while it fits; dropped for good where it does
+// not (a kernel whose argument types change from launch to launch is packed
+// the usual way, without a plan, rather than planned again and again). The
+// Kernel keeps it after its parameter sizes (Kernel._plan), and its count in
+// a byte 4 bytes before its handle, which the usual way reads anyway
+// (Kernel._plan_count: n, a plan for n arguments; -1, none yet; -2, none,
+// the arguments looked at not planned or the plan dropped). Read and written
+// with the GIL held.
+struct ArgPlan {
+  static constexpr int kMax = 16;
+  // op: a NumPy scalar of that many bytes, its value at offset[i] (1, 2, 4,
+  // 8, 16), or one of these.
+  static constexpr std::uint8_t kBuffer = 0x20;  // an exact Buffer: its address
+  static constexpr std::uint8_t kInt = 0x21;     // an int or bool: pack_int
+  static constexpr std::uint8_t kFloat = 0x22;   // a float: pack_float
+  std::uint8_t op[kMax];
+  std::uint8_t offset[kMax];
+  PyTypeObject* type[kMax];  // a reference held to each of the first `held`
+  int held = 0;
+
+  ArgPlan() = default;
+  ArgPlan(const ArgPlan&) = delete;
+  ArgPlan& operator=(const ArgPlan&) = delete;
+  ~ArgPlan() { release(); }
+  void release() {
+    for (int i = 0; i < held; ++i) Py_DECREF(reinterpret_cast<PyObject*>(type[i]));
+    held = 0;
+  }
+};
+
+// Plans the n arguments of a launch just packed (their parameters' sizes
+// `sizes`) where each is of a kind the plan takes, two NumPy scalars or more
+// are among them and they are mixed (more runs of one type than half their
+// count); `count` becomes n, or -2 where they are not planned.
+inline void make_plan(std::int8_t& count, ArgPlan& plan, PyObject* const* args, Py_ssize_t n,
+                      const std::size_t* sizes) {
+  const LaunchLayout& l = launch_layout;
+  plan.release();
+  count = -2;
+  if (n > ArgPlan::kMax) return;
+  std::uint8_t op[ArgPlan::kMax];
+  std::uint8_t offset[ArgPlan::kMax];
+  Py_ssize_t runs = 0;
+  int numpy = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyTypeObject* const t = Py_TYPE(args[i]);
+    runs += i == 0 || Py_TYPE(args[i - 1]) != t;
+    offset[i] = 0;
+    if (t == l.long_type || t == &PyBool_Type) {
+      op[i] = ArgPlan::kInt;
+    } else if (t == l.float_type) {
+      op[i] = ArgPlan::kFloat;
+    } else if (t == l.buffer_type) {
+      op[i] = ArgPlan::kBuffer;
+    } else {
+      const BufferType& e = buffer_type_entry(t);
+      const Py_ssize_t size = e.size;
+      if (e.type != t || e.kind != kInline || static_cast<std::size_t>(size) != sizes[i] || e.offset > 255 ||
+          !(size == 1 || size == 2 || size == 4 || size == 8 || size == 16)) {
+        return;
+      }
+      op[i] = static_cast<std::uint8_t>(size);
+      offset[i] = static_cast<std::uint8_t>(e.offset);
+      ++numpy;
+    }
+  }
+  if (numpy < 2 || 2 * runs <= n) return;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyTypeObject* const t = Py_TYPE(args[i]);
+    Py_INCREF(reinterpret_cast<PyObject*>(t));
+    plan.type[i] = t;
+    plan.op[i] = op[i];
+    plan.offset[i] = offset[i];
+  }
+  plan.held = static_cast<int>(n);
+  count = static_cast<std::int8_t>(n);
+}
+
+// Drops a plan an argument did not fit (its type changed). Out of line.
+[[gnu::cold, gnu::noinline]] inline void drop_plan(std::int8_t& count, ArgPlan& plan) {
+  plan.release();
+  count = -2;
+}
+
+// Packs args[0..n) as a plan for n arguments says, where each argument's
+// type is the plan's and its value fits its parameter; false at the first
+// that does not.
+[[gnu::always_inline]] inline bool pack_planned(const ArgPlan& plan, PyObject* const* args, Py_ssize_t n,
+                                                const std::size_t* sizes, char* at, void** pointers) {
+  const std::uint8_t buffer_address = launch_layout.buffer_address;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* const o = args[i];
+    if (Py_TYPE(o) != plan.type[i]) return false;
+    const std::uint8_t op = plan.op[i];
+    const std::size_t size = sizes[i];
+    pointers[i] = at;
+    if (op == 8 || op == ArgPlan::kBuffer) {
+      if (size != 8) return false;
+      std::memcpy(at, reinterpret_cast<const char*>(o) + (op == 8 ? plan.offset[i] : buffer_address), 8);
+    } else if (op == 4) {
+      if (size != 4) return false;
+      std::memcpy(at, reinterpret_cast<const char*>(o) + plan.offset[i], 4);
+    } else if (op == ArgPlan::kInt) {
+      if (!pack_int(o, size, at)) return false;
+    } else if (op == ArgPlan::kFloat) {
+      if (!pack_float(o, size, at)) return false;
+    } else if (op == size) {  // 1, 2 or 16 bytes
+      copy_argument(at, reinterpret_cast<const char*>(o) + plan.offset[i], size);
+    } else {
+      return false;
+    }
+    at += slot_bytes(size);
+  }
+  return true;
+}
+
 }  // namespace cubind_core

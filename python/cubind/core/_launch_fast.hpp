@@ -68,19 +68,10 @@ inline void remember_launch_entry() {
 // What launch_packed returns where the arguments are not all of kinds it packs.
 inline PyObject* not_packed() { return reinterpret_cast<PyObject*>(&launch_layout); }
 
-// The arguments packed into slots on the stack (`Slots` of 8 bytes at most),
-// then the launch: what cubind::launch_rendered does, with the rendered
-// config's copy given this call's stream (the config may be shared by
-// threads launching at once).
-template <std::size_t Slots>
-[[gnu::always_inline]] inline PyObject* launch_packed(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
-                                                      CUstream stream, const cubind::NativeLaunchConfig& rendered,
-                                                      CUfunction f) {
-  // Not initialised: only the slots of this call's arguments are written and read.
-  std::uint64_t storage[Slots];
-  void* pointers[Slots];
-  char* at = reinterpret_cast<char*>(storage);
-  if (pack_arguments(args, 0, n, sizes, at, pointers) != n) return not_packed();
+// The launch of the packed arguments (their `pointers`).
+[[gnu::always_inline]] inline PyObject* launch_packed_pointers(void** pointers, CUstream stream,
+                                                               const cubind::NativeLaunchConfig& rendered,
+                                                               CUfunction f) {
   // Field by field: a copy of the whole struct is a string move, whose start
   // costs more than these few loads and stores.
   const CUlaunchConfig& from = rendered.config;
@@ -102,12 +93,34 @@ template <std::size_t Slots>
   Py_RETURN_NONE;
 }
 
+// The arguments packed into slots on the stack (`Slots` of 8 bytes at most),
+// then the launch: what cubind::launch_rendered does, with the rendered
+// config's copy given this call's stream (the config may be shared by
+// threads launching at once).
+// `count` and `plan`: the kernel's argument plan (ArgPlan), followed where it
+// is one for n arguments and dropped where an argument does not fit it; null
+// for a kernel of more than 16 slots.
+template <std::size_t Slots>
+[[gnu::always_inline]] inline PyObject* launch_packed(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
+                                                      CUstream stream, const cubind::NativeLaunchConfig& rendered,
+                                                      CUfunction f, std::int8_t* count, ArgPlan* plan) {
+  // Not initialised: only the slots of this call's arguments are written and read.
+  std::uint64_t storage[Slots];
+  void* pointers[Slots];
+  char* at = reinterpret_cast<char*>(storage);
+  if (count == nullptr || *count != n || !pack_planned(*plan, args, n, sizes, at, pointers)) {
+    if (__builtin_expect(count != nullptr && *count == n, 0)) drop_plan(*count, *plan);
+    if (pack_arguments(args, 0, n, sizes, at, pointers) != n) return not_packed();
+  }
+  return launch_packed_pointers(pointers, stream, rendered, f);
+}
+
 // A kernel of more than 16 slots: its own frame, so that the usual one stays
 // small (the driver's call runs below it, on stack lines the last launch left).
 [[gnu::noinline]] inline PyObject* launch_packed_large(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
                                                        CUstream stream, const cubind::NativeLaunchConfig& rendered,
                                                        CUfunction f) {
-  return launch_packed<128>(args, n, sizes, stream, rendered, f);
+  return launch_packed<128>(args, n, sizes, stream, rendered, f, nullptr, nullptr);
 }
 
 // Every call launch_function's first tests turn away: a kernel of more than
@@ -167,8 +180,12 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
                                (handle != cubind::detail::invalid_stream()) & (l.launch_ex != nullptr),
                            1)) {
         const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
-        PyObject* const result =
-            launch_packed<16>(args + 3, n, sizes.data(), handle, rendered, reinterpret_cast<CUfunction>(k));
+        // Kernel._plan_count lies 4 bytes before Kernel._handle, Kernel._plan
+        // right after Kernel._sizes (_launch.pyx checks both as it loads).
+        std::int8_t* const count = &field<std::int8_t>(kernel, static_cast<std::uint8_t>(l.kernel_handle - 4));
+        ArgPlan* const plan = reinterpret_cast<ArgPlan*>(const_cast<std::vector<std::size_t>*>(&sizes) + 1);
+        PyObject* const result = launch_packed<16>(args + 3, n, sizes.data(), handle, rendered,
+                                                   reinterpret_cast<CUfunction>(k), count, plan);
         if (__builtin_expect(result != not_packed(), 1)) return result;
         return launch_general_call(args, nargs, kwnames);
       }

@@ -4,6 +4,10 @@ from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 
+cdef extern from "_launch_args.hpp" namespace "cubind_core":
+    cdef cppclass ArgPlan:
+        pass
+
 cdef class ObjectCode:
     cdef object __weakref__
     cdef unique_ptr[cpp.ObjectCode] _cpp
@@ -28,9 +32,11 @@ cdef class Kernel:
     # from the driver at the first launch, with the kernel's handle; the
     # 8-byte slots the arguments take when each starts on a slot of its own.
     cdef bint _have_sizes
+    cdef signed char _plan_count    # launch's argument plan (_launch_args.hpp): its count,
     cdef cpp.CUkernel _handle
     cdef size_t _slots
     cdef vector[size_t] _sizes
+    cdef ArgPlan _plan              # and the plan, right after _sizes
     cdef object __weakref__
     cdef cpp.Kernel _cpp
     cdef object _module

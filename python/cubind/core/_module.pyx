@@ -373,6 +373,7 @@ cdef class Kernel:
 
     def __cinit__(self):
         self._cpp = cpp.Kernel()
+        self._plan_count = -1   # no argument plan yet
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Kernel objects cannot be instantiated directly; use ObjectCode.get_kernel")
@@ -392,8 +393,9 @@ cdef class Kernel:
             self._sizes.push_back(p.size)
             self._slots += (p.size + 7) // 8
         self._have_sizes = True
-        # Last: launch's usual way takes a Kernel with a handle as one whose sizes are known.
-        self._handle = self._cpp.handle()
+        # _handle, which tells launch's usual way that the sizes are known,
+        # is set by the general way's launch (_launch.pyx), after it has
+        # looked at the arguments for a plan.
         return 0
 
     @property

@@ -148,6 +148,85 @@ def test_runs_of_one_argument_type_are_packed_per_parameter(fake_driver_dir):
     """)
 
 
+def test_mixed_arguments_follow_the_kernels_plan_until_a_type_changes(fake_driver_dir):
+    # A kernel whose arguments mix Buffers, NumPy scalars, ints and floats is
+    # planned by its first launch; later launches of the same types follow
+    # the plan; one with a type launch has not seen plans again (the general
+    # way), one with types seen before drops the plan for good; a value that
+    # does not fit is refused as before; uniform or single-NumPy arguments
+    # are not planned.
+    run(fake_driver_dir, """
+        import gc, sys
+        import numpy as np
+        from cubind.core._launch import _plan_count
+        buf = dev.allocate(256, stream=stream)
+        other = dev.allocate(256, stream=stream)
+        k = code.get_kernel("k8_4_4_8_8_8_4_8_2_16")
+
+        def args(i, buffer):
+            return (buffer, np.int32(-i), np.float32(i + 0.5), buffer, np.float64(i / 4), np.int64(-2**40 - i),
+                    i, 1.25 * i, np.int16(i - 7), np.complex128(i + 1j))
+
+        def check(p, i, buffer):
+            assert struct.unpack("<Q", p[0][:8]) == (int(buffer.handle),)
+            assert struct.unpack("<i", p[1][:4]) == (-i,)
+            assert struct.unpack("<f", p[2][:4]) == (i + 0.5,)
+            assert struct.unpack("<Q", p[3][:8]) == (int(buffer.handle),)
+            assert struct.unpack("<d", p[4][:8]) == (i / 4,)
+            assert struct.unpack("<q", p[5][:8]) == (-2**40 - i,)
+            assert struct.unpack("<i", p[6][:4]) == (i,)
+            assert struct.unpack("<d", p[7][:8]) == (1.25 * i,)
+            assert struct.unpack("<h", p[8][:2]) == (i - 7,)
+            assert struct.unpack("<dd", p[9][:16]) == (float(i), 1.0)
+
+        assert _plan_count(k) == -1
+        for i in range(5):
+            buffer = buf if i % 2 else other
+            check(launched(k, *args(i, buffer)), i, buffer)
+            assert _plan_count(k) == 10
+        # Another type where np.int32 was: the plan is dropped, the bytes are
+        # right, and the launch plans the new types.
+        changed = list(args(3, buf))
+        changed[1] = np.uint32(7)
+        p = launched(k, *changed)
+        assert struct.unpack("<I", p[1][:4]) == (7,) and _plan_count(k) == 10
+        # The first types again (each seen before): the launch drops that
+        # plan for good and packs them the usual way, as do the next.
+        for i in range(5, 8):
+            check(launched(k, *args(i, buf)), i, buf)
+            assert _plan_count(k) == -2
+        # An int out of range where the plan has an int: refused, naming it.
+        bad = list(args(1, buf))
+        bad[6] = 2**40
+        try:
+            cc.launch(stream, cc.LaunchConfig(grid=1, block=1, shmem_size=10), k, *bad)
+        except ValueError as e:
+            assert "argument 6" in str(e), str(e)
+        else:
+            raise AssertionError("an int of 2**40 for a 4-byte parameter was accepted")
+        check(launched(k, *args(2, buf)), 2, buf)
+        assert _plan_count(k) == -2
+        # Arguments that are not mixed, or have one NumPy scalar, are not planned.
+        for name, plain in [("k4_4_4_4", [np.int32(1)] * 4), ("k8_8_8_4", [buf, buf, buf, np.uint32(3)]),
+                            ("k4_8_4", [1, 2.5, np.float32(1)])]:
+            kernel = code.get_kernel(name)
+            launched(kernel, *plain)
+            launched(kernel, *plain)
+            assert _plan_count(kernel) == -2, name
+        # A kernel lets go of its plan's types with it.
+        code2 = cc.ObjectCode.from_cubin(b"stand-in cubin", name="standin2")
+        k2 = code2.get_kernel("k8_4_4_8_8_8_4_8_2_16")
+        check(launched(k2, *args(4, buf)), 4, buf)
+        assert _plan_count(k2) == 10
+        held = sys.getrefcount(np.int16)
+        del k2, code2
+        gc.collect()
+        assert sys.getrefcount(np.int16) == held - 1
+        buf.close()
+        other.close()
+    """)
+
+
 def test_many_parameters_go_beyond_the_small_array(fake_driver_dir):
     # 64 parameters fit launch's arrays on the stack, 140 take its vectors.
     run(fake_driver_dir, """
