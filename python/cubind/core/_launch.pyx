@@ -467,8 +467,10 @@ launch = _make_launch_function(_launch_general, __name__)
 
 
 def _plan_count(Kernel kernel):
-    """How many arguments the kernel's argument plan covers, -1 where it has
-    none: what its launches the usual way follow (for tests)."""
+    """How many arguments the kernel's argument plan covers, which its
+    launches the usual way follow; -1 where it has none yet, -2 where it has
+    none, the arguments looked at not planned or the plan dropped (for
+    tests)."""
     return kernel._plan_count
 
 

@@ -450,20 +450,20 @@ inline void make_plan(std::int8_t& count, ArgPlan& plan, PyObject* const* args, 
   plan.release();
   count = -2;
   if (n > ArgPlan::kMax) return;
-  std::uint8_t op[ArgPlan::kMax];
-  std::uint8_t offset[ArgPlan::kMax];
+  // Written into the plan as it goes (it holds nothing until the end).
   Py_ssize_t runs = 0;
   int numpy = 0;
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyTypeObject* const t = Py_TYPE(args[i]);
     runs += i == 0 || Py_TYPE(args[i - 1]) != t;
-    offset[i] = 0;
+    plan.type[i] = t;
+    plan.offset[i] = 0;
     if (t == l.long_type || t == &PyBool_Type) {
-      op[i] = ArgPlan::kInt;
+      plan.op[i] = ArgPlan::kInt;
     } else if (t == l.float_type) {
-      op[i] = ArgPlan::kFloat;
+      plan.op[i] = ArgPlan::kFloat;
     } else if (t == l.buffer_type) {
-      op[i] = ArgPlan::kBuffer;
+      plan.op[i] = ArgPlan::kBuffer;
     } else {
       const BufferType& e = buffer_type_entry(t);
       const Py_ssize_t size = e.size;
@@ -471,19 +471,13 @@ inline void make_plan(std::int8_t& count, ArgPlan& plan, PyObject* const* args, 
           !(size == 1 || size == 2 || size == 4 || size == 8 || size == 16)) {
         return;
       }
-      op[i] = static_cast<std::uint8_t>(size);
-      offset[i] = static_cast<std::uint8_t>(e.offset);
+      plan.op[i] = static_cast<std::uint8_t>(size);
+      plan.offset[i] = static_cast<std::uint8_t>(e.offset);
       ++numpy;
     }
   }
   if (numpy < 2 || 2 * runs <= n) return;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyTypeObject* const t = Py_TYPE(args[i]);
-    Py_INCREF(reinterpret_cast<PyObject*>(t));
-    plan.type[i] = t;
-    plan.op[i] = op[i];
-    plan.offset[i] = offset[i];
-  }
+  for (Py_ssize_t i = 0; i < n; ++i) Py_INCREF(reinterpret_cast<PyObject*>(plan.type[i]));
   plan.held = static_cast<int>(n);
   count = static_cast<std::int8_t>(n);
 }
