@@ -8,12 +8,13 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
+#include <type_traits>
 #include <utility>
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 #include "context_registry.hpp"
+#include "handle_set.hpp"
 #include "driver_init.hpp"
 #include "null_owner.hpp"
 
@@ -29,8 +30,11 @@ namespace {
 
 // Bumped whenever cubind lets go of a stream, which voids every memo.
 std::atomic<std::uint64_t> g_streams_epoch{0};
-std::mutex g_owned_mutex;
-std::unordered_set<CUstream> g_owned;
+
+// The handles of the streams cubind owns. Trivially destructible, so that a
+// stream destroyed late in the process's exit still finds it.
+HandleSet<CUstream> g_owned;
+static_assert(std::is_trivially_destructible_v<HandleSet<CUstream>>);
 
 struct StreamMemo {
   CUstream handle = nullptr;
@@ -42,20 +46,13 @@ struct StreamMemo {
 // static TLS space glibc keeps for libraries opened with dlopen.
 __attribute__((tls_model("initial-exec"))) thread_local StreamMemo t_memo;
 
-bool is_owned(CUstream handle) {
-  std::lock_guard<std::mutex> lock(g_owned_mutex);
-  return g_owned.count(handle) != 0;
-}
+bool is_owned(CUstream handle) { return g_owned.contains(handle); }
 
 }  // namespace
 
-void stream_owned(CUstream handle) {
-  std::lock_guard<std::mutex> lock(g_owned_mutex);
-  g_owned.insert(handle);
-}
+void stream_owned(CUstream handle) { g_owned.insert(handle); }
 
 void stream_disowned(CUstream handle) noexcept {
-  std::lock_guard<std::mutex> lock(g_owned_mutex);
   g_owned.erase(handle);
   g_streams_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -113,9 +110,18 @@ std::string describe_exception(const std::exception_ptr& error) {
 
 }  // namespace
 
+// Made at a stream's first host callback (a stream with none allocates
+// nothing for it) and shared by the Stream and each callback in flight, which
+// count their references here.
 struct HostCallbackErrors {
+  std::atomic<std::size_t> references{1};
   std::mutex mutex;
   std::exception_ptr pending;
+
+  void retain() noexcept { references.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
 
   // Runs on a driver thread, from a callback: nowhere to throw, so the
   // exception waits for Stream::sync.
@@ -145,8 +151,16 @@ struct HostCallbackErrors {
 namespace {
 
 struct QueuedCallback {
+  QueuedCallback(std::unique_ptr<HostCallback> queued, HostCallbackErrors* shared) noexcept
+      : callback(std::move(queued)), errors(shared) {
+    errors->retain();
+  }
+  ~QueuedCallback() { errors->release(); }
+  QueuedCallback(const QueuedCallback&) = delete;
+  QueuedCallback& operator=(const QueuedCallback&) = delete;
+
   std::unique_ptr<HostCallback> callback;
-  std::shared_ptr<HostCallbackErrors> errors;
+  HostCallbackErrors* errors;
 
   void run() noexcept {
     try {
@@ -216,7 +230,6 @@ Stream::Stream(const Device& device, StreamOptions options) {
   detail::check(raw::cuStreamCreateWithPriority(&handle, flags, priority), "cuStreamCreateWithPriority");
   handle_ = handle;
   context_ = context;
-  callback_errors_ = std::make_shared<detail::HostCallbackErrors>();
   detail::stream_owned(handle);
 }
 
@@ -229,7 +242,6 @@ Stream Stream::from_native_handle(CUstream handle) {
         "use StreamRef to refer to it");
   }
   Stream stream(handle, nullptr);
-  stream.callback_errors_ = std::make_shared<detail::HostCallbackErrors>();
   detail::stream_owned(handle);
   return stream;
 }
@@ -237,22 +249,35 @@ Stream Stream::from_native_handle(CUstream handle) {
 Stream::Stream(Stream&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       context_(other.context_.exchange(nullptr)),
-      callback_errors_(std::move(other.callback_errors_)) {}
+      callback_errors_(other.callback_errors_.exchange(nullptr)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
     Stream old(std::move(*this));
     handle_ = std::exchange(other.handle_, nullptr);
     context_.store(other.context_.exchange(nullptr));
-    callback_errors_ = std::move(other.callback_errors_);
+    callback_errors_.store(other.callback_errors_.exchange(nullptr));
   }
   return *this;
 }
 
 Stream::~Stream() {
-  if (handle_ == nullptr) return;
-  detail::stream_disowned(handle_);
-  detail::release_quietly([this] { return raw::cuStreamDestroy(handle_); });
+  if (handle_ != nullptr) {
+    detail::stream_disowned(handle_);
+    detail::release_quietly([this] { return raw::cuStreamDestroy(handle_); });
+  }
+  if (detail::HostCallbackErrors* errors = callback_errors_.load(std::memory_order_acquire)) errors->release();
+}
+
+detail::HostCallbackErrors* Stream::callback_errors() const {
+  detail::HostCallbackErrors* errors = callback_errors_.load(std::memory_order_acquire);
+  if (errors != nullptr) return errors;
+  auto* made = new detail::HostCallbackErrors();
+  if (callback_errors_.compare_exchange_strong(errors, made, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return made;
+  }
+  delete made;  // another thread's first callback made it meanwhile: `errors` is that one
+  return errors;
 }
 
 void Stream::require_owner(const char* where) const {
@@ -272,7 +297,7 @@ CUcontext Stream::context_handle(const char* where) const {
 CUstream Stream::release() {
   require_owner("cubind::Stream::release");
   context_ = nullptr;
-  callback_errors_.reset();
+  if (detail::HostCallbackErrors* errors = callback_errors_.exchange(nullptr)) errors->release();
   detail::stream_disowned(handle_);
   return std::exchange(handle_, nullptr);
 }
@@ -299,7 +324,9 @@ bool Stream::query() const {
 void Stream::sync() const {
   require_owner("cubind::Stream::sync");
   StreamRef(handle_).sync();
-  if (std::exception_ptr error = callback_errors_->take()) std::rethrow_exception(error);
+  detail::HostCallbackErrors* errors = callback_errors_.load(std::memory_order_acquire);
+  if (errors == nullptr) return;  // no host callback yet
+  if (std::exception_ptr error = errors->take()) std::rethrow_exception(error);
 }
 
 void Stream::wait(EventRef event) const {
@@ -332,7 +359,7 @@ Event Stream::record() const {
 void Stream::launch_host_callback(std::unique_ptr<detail::HostCallback> callback) const {
   const CUcontext context = context_handle("cubind::Stream::launch_host_func");
   ContextGuard guard(Context::from_native_handle(context));
-  auto queued = std::make_unique<detail::QueuedCallback>(detail::QueuedCallback{std::move(callback), callback_errors_});
+  std::unique_ptr<detail::QueuedCallback> queued(new detail::QueuedCallback(std::move(callback), callback_errors()));
 
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   CUgraph graph = nullptr;

@@ -232,12 +232,17 @@ class Stream {
   void launch_host_callback(std::unique_ptr<detail::HostCallback> callback) const;
   void require_owner(const char* where) const;
   CUcontext context_handle(const char* where) const;
+  // The record of host callbacks' errors, made by the first callback.
+  detail::HostCallbackErrors* callback_errors() const;
 
   CUstream handle_ = nullptr;
   // Known when created here; looked up on first need for an adopted stream,
   // possibly by two threads at once, hence atomic.
   mutable std::atomic<CUcontext> context_{nullptr};
-  std::shared_ptr<detail::HostCallbackErrors> callback_errors_;
+  // Null until the first host callback, so that a stream with none
+  // allocates nothing for them; counted by hand (each callback in flight
+  // holds a reference).
+  mutable std::atomic<detail::HostCallbackErrors*> callback_errors_{nullptr};
 };
 
 inline StreamRef::StreamRef(const Stream& stream) noexcept
