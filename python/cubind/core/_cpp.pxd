@@ -447,7 +447,7 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     void event_export_ipc(const Event& event, char* out) except +translate
     Event* event_import_ipc(int ordinal, const char* payload) except +translate
     int kernel_attribute(const Kernel& kernel, CUfunction_attribute attribute, int ordinal) except +translate
-    Stream* stream_new(int ordinal, const StreamOptions& options) except +translate
+    void stream_make(optional[Stream]& slot, int ordinal, const StreamOptions& options) except +translate
     SmResource* sm_resource_of_device(int ordinal) except +translate
     SmResource* sm_resource_of_context(CUcontext context) except +translate
     SmResource* sm_resource_of_green(const GreenContext& green) except +translate
@@ -456,7 +456,8 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     vector[SmResource] sm_resource_split(const SmResource& resource, const SmSplitOptions& options) except +translate
     GreenContext* green_context_new(int ordinal, const vector[SmResource*]& resources) except +translate
     CUcontext green_context_context(const GreenContext& green) except +translate
-    Stream* green_stream_new(const GreenContext& green, const StreamOptions& options) except +translate
+    void green_stream_make(optional[Stream]& slot, const GreenContext& green, const StreamOptions& options) \
+        except +translate
     Event* event_new(int ordinal, const EventOptions& options) except +translate
     TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
     Event* event_new_in(CUcontext context, const EventOptions& options) except +translate

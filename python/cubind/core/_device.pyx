@@ -48,6 +48,7 @@ cdef extern from "_device_call.hpp" namespace "cubind_core":
     Py_ssize_t _slot_offset "cubind_core::slot_offset"(object cls, const char* name) except? -2
     int _install_set_current "cubind_core::install_set_current"(
         object cls, object usual, Py_ssize_t id_slot, Py_ssize_t current_slot) except -1
+    bint _plain_device_ordinal "cubind_core::plain_device_ordinal"(object self, int* ordinal) noexcept
 
 cdef str _DEVICES_KEY = "cubind.core._device.devices"
 
@@ -363,7 +364,10 @@ class Device:
         obj, a Stream over a foreign object's stream (__cuda_stream__), which
         is kept alive with it. While set_current(ctx) has a green context
         current, a new stream is that context's (Context.create_stream)."""
+        cdef int ordinal
         if obj is None:
+            if _plain_device_ordinal(self, &ordinal):
+                return _new_stream(ordinal, options)
             green = _green_current(self)
             if green is not None:
                 return Stream._init_green(green, options)
@@ -412,6 +416,9 @@ class Device:
         the green context set_current(ctx) made current, while it is."""
         cdef bint timing
         cdef cpp.EventOptions event_options
+        cdef int ordinal
+        if _plain_device_ordinal(self, &ordinal):
+            return _new_event(ordinal, options)
         cdef Context green = _green_current(self)
         if green is not None:
             _event_options(options, &timing, &event_options)

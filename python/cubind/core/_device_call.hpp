@@ -117,6 +117,23 @@ static PyTypeObject* set_current_class = nullptr;
 static Py_ssize_t set_current_id_slot = -1;
 static Py_ssize_t set_current_current_slot = -1;
 
+// For create_stream and create_event: the ordinal of a Device of the class
+// itself whose ordinal is a small int and which has no Context of its own
+// current (its `_current` slot is None), read from its slots; false for any
+// other object, which then takes the methods' attribute reads.
+inline bool plain_device_ordinal(PyObject* self, int* ordinal) {
+  if (Py_TYPE(self) != set_current_class) return false;
+  PyObject* current = slot_get(self, set_current_current_slot);
+  if (current != Py_None) return false;
+  PyObject* id = slot_get(self, set_current_id_slot);
+  long long value = -1;
+  if (id == nullptr || !PyLong_CheckExact(id) || !read_small_int(id, &value) || value < 0 || value > INT_MAX) {
+    return false;
+  }
+  *ordinal = static_cast<int>(value);
+  return true;
+}
+
 inline PyObject* set_current_by_usual(PyObject* self, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
   const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* small[8];

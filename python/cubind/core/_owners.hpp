@@ -199,8 +199,9 @@ inline int kernel_attribute(const cubind::Kernel& kernel, CUfunction_attribute a
   return kernel.attribute(attribute, device(ordinal));
 }
 
-inline cubind::Stream* stream_new(int ordinal, const cubind::StreamOptions& options) {
-  return new cubind::Stream(device(ordinal), options);
+// A new stream built in place, in the slot a Python Stream holds it in.
+inline void stream_make(std::optional<cubind::Stream>& slot, int ordinal, const cubind::StreamOptions& options) {
+  slot.emplace(device(ordinal), options);
 }
 
 // Device resources and green contexts.
@@ -233,8 +234,9 @@ inline cubind::GreenContext* green_context_new(int ordinal, const std::vector<cu
   return new cubind::GreenContext(device(ordinal), copies);
 }
 inline CUcontext green_context_context(const cubind::GreenContext& green) { return green.context().handle(); }
-inline cubind::Stream* green_stream_new(const cubind::GreenContext& green, const cubind::StreamOptions& options) {
-  return new cubind::Stream(green.create_stream(options));
+inline void green_stream_make(std::optional<cubind::Stream>& slot, const cubind::GreenContext& green,
+                              const cubind::StreamOptions& options) {
+  slot.emplace(green.create_stream(options));
 }
 
 inline cubind::Event* event_new(int ordinal, const cubind::EventOptions& options) {

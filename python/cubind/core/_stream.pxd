@@ -1,6 +1,7 @@
 # cython: language_level=3
 from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr
+from libcpp.optional cimport optional
 
 cimport cubind.core._cpp as cpp
 from cubind.core._context cimport Context
@@ -8,7 +9,8 @@ from cubind.core._context cimport Context
 cdef class Stream:
     cdef object __weakref__
     cdef cpp.CUstream _handle
-    cdef cpp.Stream* _owner
+    # The stream this object owns (empty for a borrowed or closed one), in place.
+    cdef optional[cpp.Stream] _owner
     cdef object _foreign
     cdef int _device_id
     cdef bint _closed

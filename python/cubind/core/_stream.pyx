@@ -88,8 +88,8 @@ cdef Stream _new_stream(int ordinal, options):
         _stream_options_fill(_stream_options(options), &stream_options)
     self = Stream.__new__(Stream)
     with nogil:
-        self._owner = cpp.stream_new(ordinal, stream_options)
-    self._handle = self._owner.handle()
+        cpp.stream_make(self._owner, ordinal, stream_options)
+    self._handle = self._owner.value().handle()
     self._device_id = ordinal
     return self
 
@@ -127,9 +127,9 @@ cdef class Stream:
         )
 
     def __dealloc__(self):
-        if self._owner != NULL or self._green.get() != NULL:
+        if self._owner.has_value() or self._green.get() != NULL:
             with nogil:
-                del self._owner
+                self._owner.reset()
                 self._green.reset()
 
     @staticmethod
@@ -166,23 +166,24 @@ cdef class Stream:
         _stream_options_fill(options, &stream_options)
         self = Stream.__new__(Stream)
         with nogil:
-            self._owner = cpp.green_stream_new(context._green.get()[0], stream_options)
-        self._handle = self._owner.handle()
+            cpp.green_stream_make(self._owner, context._green.get()[0], stream_options)
+        self._handle = self._owner.value().handle()
         self._device_id = context._device_id
         self._context = context
         self._green = context._green
         return self
 
+    # A plain C method (no binding), which the interpreter calls directly.
+    @cython.binding(False)
     def close(self):
         """Destroys a stream this Stream created (cuStreamDestroy: queued work
         still runs); a stream owned elsewhere is only forgotten."""
         if self._builtin:
             return
-        if self._owner != NULL or self._green.get() != NULL:
+        if self._owner.has_value() or self._green.get() != NULL:
             with nogil:
-                del self._owner
+                self._owner.reset()
                 self._green.reset()
-            self._owner = NULL
         self._foreign = None
         self._closed = True
 
