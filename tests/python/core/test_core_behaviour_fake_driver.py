@@ -214,3 +214,66 @@ def test_set_current_takes_every_call_cuda_core_takes_and_raises_the_drivers_err
         dev.set_current()
         assert current() == primary
     """)
+
+
+def test_create_stream_and_create_event_on_every_kind_of_device_object(fake_driver_dir):
+    run(fake_driver_dir, """
+        # A Device of the class itself (read from its slots), a subclass's, the
+        # unbound method, and a Device holding a Context set current: each makes
+        # an open stream and event of device 0, and closing twice is harmless.
+        # (A thread's first Device of an ordinal is of the class it was asked of.)
+        import threading
+
+        class MyDevice(cc.Device):
+            pass
+
+        def check(device):
+            makers = [device.create_stream, lambda: cc.Device.create_stream(device),
+                      lambda: device.create_stream(None, None),
+                      lambda: device.create_stream(options=cc.StreamOptions())]
+            for make in makers:
+                s = make()
+                assert type(s) is cc.Stream and s.device.device_id == 0 and not s.is_closed
+                assert int(s.handle) != 0 and s.handle != stream.handle
+                s.close()
+                s.close()
+                assert s.is_closed
+            for make in (device.create_event, lambda: cc.Device.create_event(device)):
+                e = make()
+                assert type(e) is cc.Event and e.device.device_id == 0
+                e.close()
+
+        def in_thread():
+            mine = MyDevice(0)
+            assert type(mine) is MyDevice and mine.device_id == 0
+            mine.set_current()
+            check(mine)
+            done.append(True)
+
+        done = []
+        thread = threading.Thread(target=in_thread)
+        thread.start()
+        thread.join()
+        assert done == [True]
+        check(dev)
+
+        dev.set_current(dev.context)
+        assert dev._current is not None
+        s = dev.create_stream()
+        assert s.device.device_id == 0 and not s.context.is_green
+        s.close()
+        dev.set_current()
+        assert dev._current is None
+
+        raises(TypeError, "StreamOptions", dev.create_stream, None, 5)
+
+        # Many streams open at once and closed out of order: the core's table of
+        # the streams it owns grows and shrinks, and each is destroyed once.
+        many = [dev.create_stream() for _ in range(300)]
+        assert len({int(s.handle) for s in many}) == 300
+        for s in many[::2] + many[1::2]:
+            s.close()
+        assert all(s.is_closed for s in many)
+        del many
+        stream.sync()
+    """)
