@@ -2,6 +2,8 @@
 # cython: auto_pickle=False
 # Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
 
+from cpython.object cimport PyObject_IsTrue
+from cpython.ref cimport PyObject
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
@@ -17,6 +19,22 @@ from cubind.core._memory._ipc import _reduce_event
 from cubind.core._errors import CUDAError
 from cubind.core._options import EventOptions
 
+cdef extern from "Python.h":
+    object PyObject_GenericGetDict(object o, void* context)
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+
+cdef object _EVENT_OPTIONS = EventOptions
+
+
+cdef inline bint _field_true(dict fields, str name, object options) except -1:
+    # An EventOptions field's truth, from the instance's dict; a field
+    # deleted from it is the class's default, read the usual way.
+    cdef PyObject* found = PyDict_GetItemWithError(fields, name)
+    if found != NULL:
+        return PyObject_IsTrue(<object>found)
+    return bool(getattr(options, name))
+
+
 # CUresult values that __sub__ explains.
 cdef int _CUDA_ERROR_INVALID_HANDLE = 400
 cdef int _CUDA_ERROR_NOT_READY = 600
@@ -30,13 +48,22 @@ cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1:
     if options is None:
         timing[0] = False
         return 0
-    if isinstance(options, dict):
-        options = EventOptions(**options)
-    elif not isinstance(options, EventOptions):
-        raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
-    timing[0] = bool(options.timing_enabled)
-    out.blocking_sync = bool(options.blocking_sync)
-    out.interprocess = bool(options.ipc_enabled)
+    cdef dict fields
+    if type(options) is _EVENT_OPTIONS:
+        # The fields read from the instance's dict (its one attribute lookup):
+        # Stream.record(options=...) reads them at every call.
+        fields = PyObject_GenericGetDict(options, NULL)
+        timing[0] = _field_true(fields, "timing_enabled", options)
+        out.blocking_sync = _field_true(fields, "blocking_sync", options)
+        out.interprocess = _field_true(fields, "ipc_enabled", options)
+    else:
+        if isinstance(options, dict):
+            options = EventOptions(**options)
+        elif not isinstance(options, EventOptions):
+            raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
+        timing[0] = bool(options.timing_enabled)
+        out.blocking_sync = bool(options.blocking_sync)
+        out.interprocess = bool(options.ipc_enabled)
     if timing[0] and out.interprocess:
         raise TypeError(
             "IPC-enabled events cannot use timing: the driver shares only events created without timing "

@@ -277,3 +277,45 @@ def test_create_stream_and_create_event_on_every_kind_of_device_object(fake_driv
         del many
         stream.sync()
     """)
+
+
+def test_event_options_are_read_as_they_are_at_each_call(fake_driver_dir):
+    run(fake_driver_dir, """
+        # One EventOptions changed between calls, a field deleted from the
+        # instance (the class default then), a subclass whose field is a
+        # property, and a dict: each record and create_event follows what the
+        # options say at that call.
+        opts = EventOptions(timing_enabled=True)
+        first = stream.record(options=opts)
+        assert first.is_timing_enabled and not first.is_blocking_sync and not first.is_ipc_enabled
+        opts.timing_enabled = False
+        opts.blocking_sync = 1
+        second = stream.record(options=opts)
+        assert not second.is_timing_enabled and second.is_blocking_sync
+        opts.timing_enabled = True
+        opts.ipc_enabled = True
+        raises(TypeError, "IPC-enabled events cannot use timing", stream.record, options=opts)
+        raises(TypeError, "IPC-enabled events cannot use timing", dev.create_event, opts)
+        opts.ipc_enabled = False
+        del opts.timing_enabled
+        assert opts.timing_enabled is False          # the dataclass's default
+        third = stream.record(options=opts)
+        assert not third.is_timing_enabled and third.is_blocking_sync
+
+        class AlwaysTimed(EventOptions):
+            @property
+            def timing_enabled(self):
+                return True
+
+            @timing_enabled.setter
+            def timing_enabled(self, value):
+                pass
+
+        fourth = stream.record(options=AlwaysTimed(timing_enabled=False))
+        assert fourth.is_timing_enabled
+        fifth = dev.create_event({"timing_enabled": True, "blocking_sync": True})
+        assert fifth.is_timing_enabled and fifth.is_blocking_sync
+        raises(TypeError, "options must be an EventOptions, a dict or None, not int", stream.record, options=3)
+        for e in (first, second, third, fourth, fifth):
+            e.close()
+    """)
