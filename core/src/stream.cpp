@@ -228,9 +228,14 @@ Stream::Stream(const Device& device, StreamOptions options) {
   const unsigned int flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
   CUstream handle = nullptr;
   detail::check(raw::cuStreamCreateWithPriority(&handle, flags, priority), "cuStreamCreateWithPriority");
+  try {
+    detail::stream_owned(handle);  // std::bad_alloc when the table cannot grow
+  } catch (...) {
+    raw::cuStreamDestroy(handle);
+    throw;
+  }
   handle_ = handle;
   context_ = context;
-  detail::stream_owned(handle);
 }
 
 Stream::Stream(CUstream handle, CUcontext context) noexcept : handle_(handle), context_(context) {}
@@ -241,9 +246,10 @@ Stream Stream::from_native_handle(CUstream handle) {
         "cubind::Stream::from_native_handle: a default stream (null, legacy or per-thread) cannot be owned; "
         "use StreamRef to refer to it");
   }
-  Stream stream(handle, nullptr);
+  // Registered first: when that throws (std::bad_alloc), the handle is still
+  // the caller's, not destroyed by a Stream that owned it.
   detail::stream_owned(handle);
-  return stream;
+  return Stream(handle, nullptr);
 }
 
 Stream::Stream(Stream&& other) noexcept
