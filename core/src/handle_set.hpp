@@ -3,6 +3,8 @@
 // An open-addressing table (linear probing; a removal shifts back the entries
 // probed past it, so there are no tombstones) that allocates only when it
 // grows: adding and removing a handle is a hash, a lock and a few compares.
+// The lock is one atomic flag (a thread that finds it taken yields): what it
+// guards is that short, and a mutex's lock and unlock cost more than the rest.
 // Trivially destructible, so that it may be a global that objects destroyed
 // late in the process's exit still find; its slots live as long as the
 // process. Not installed.
@@ -10,7 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
+#include <atomic>
+#include <thread>
 #include <type_traits>
 
 namespace cubind::detail {
@@ -22,7 +25,7 @@ class HandleSet {
  public:
   // Adds a handle (not null); adding one already there changes nothing.
   void insert(Handle handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    Guard guard(locked_);
     if ((count_ + 1) * 2 > capacity_) grow();
     std::size_t i = home(handle);
     for (; slots_[i] != nullptr; i = next(i)) {
@@ -34,7 +37,7 @@ class HandleSet {
 
   // Removes a handle; one not there is ignored.
   void erase(Handle handle) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
+    Guard guard(locked_);
     if (count_ == 0) return;
     std::size_t hole = home(handle);
     for (; slots_[hole] != handle; hole = next(hole)) {
@@ -55,7 +58,7 @@ class HandleSet {
   }
 
   bool contains(Handle handle) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
+    Guard guard(locked_);
     if (count_ == 0) return false;
     for (std::size_t i = home(handle); slots_[i] != nullptr; i = next(i)) {
       if (slots_[i] == handle) return true;
@@ -64,7 +67,7 @@ class HandleSet {
   }
 
   std::size_t size() noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
+    Guard guard(locked_);
     return count_;
   }
 
@@ -92,7 +95,19 @@ class HandleSet {
     delete[] old_slots;
   }
 
-  std::mutex mutex_;
+  struct Guard {
+    explicit Guard(std::atomic<bool>& flag) noexcept : flag_(flag) {
+      while (flag_.exchange(true, std::memory_order_acquire)) {
+        while (flag_.load(std::memory_order_relaxed)) std::this_thread::yield();
+      }
+    }
+    ~Guard() { flag_.store(false, std::memory_order_release); }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    std::atomic<bool>& flag_;
+  };
+
+  std::atomic<bool> locked_{false};
   Handle* slots_ = nullptr;
   std::size_t capacity_ = 0;  // a power of two, or 0 before the first handle
   std::size_t count_ = 0;
