@@ -46,8 +46,9 @@ cdef extern from "_device_call.hpp" namespace "cubind_core":
     void _install_device_call "cubind_core::install_device_call"(object cls, DeviceLookup lookup, object key)
     int _call_known_device_count "cubind_core::known_device_count"
     Py_ssize_t _slot_offset "cubind_core::slot_offset"(object cls, const char* name) except? -2
-    int _install_set_current "cubind_core::install_set_current"(
-        object cls, object usual, Py_ssize_t id_slot, Py_ssize_t current_slot) except -1
+    ctypedef object (*NewStream)(int ordinal)
+    int _install_device_methods "cubind_core::install_device_methods"(
+        object cls, Py_ssize_t id_slot, Py_ssize_t current_slot, NewStream make) except -1
     bint _plain_device_ordinal "cubind_core::plain_device_ordinal"(object self, int* ordinal) noexcept
 
 cdef str _DEVICES_KEY = "cubind.core._device.devices"
@@ -364,6 +365,8 @@ class Device:
         obj, a Stream over a foreign object's stream (__cuda_stream__), which
         is kept alive with it. While set_current(ctx) has a green context
         current, a new stream is that context's (Context.create_stream)."""
+        # device.create_stream() itself, on a Device of this class, is
+        # _device_call.hpp's create_stream_method (installed below the class).
         cdef int ordinal
         if obj is None:
             if _plain_device_ordinal(self, &ordinal):
@@ -479,8 +482,13 @@ class Device:
 # For the modules this one loads, which cannot import Device by name while it loads.
 _Device = Device
 _install_device_call(Device, _device_call, _DEVICES_KEY)
-# device.set_current() in C, reading and writing the slots where a Device
-# keeps its ordinal and the context set_current(ctx) made current (when
-# either is not found, -1, the Python method stays).
-_install_set_current(Device, Device.__dict__["set_current"], _slot_offset(Device, b"_id"),
-                     _slot_offset(Device, b"_current"))
+
+
+cdef object _new_default_stream(int ordinal):
+    return _new_stream(ordinal, None)
+
+
+# device.set_current() and device.create_stream() in C, reading and writing
+# the slots where a Device keeps its ordinal and the context set_current(ctx)
+# made current (when either is not found, -1, the Python methods stay).
+_install_device_methods(Device, _slot_offset(Device, b"_id"), _slot_offset(Device, b"_current"), _new_default_stream)

@@ -105,27 +105,27 @@ inline void install_device_call(PyObject* type, DeviceLookup lookup, PyObject* k
   reinterpret_cast<PyTypeObject*>(type)->tp_vectorcall = device_vectorcall;
 }
 
-// Device.set_current as a method of the class written in C (a method
-// descriptor, METH_FASTCALL | METH_KEYWORDS): device.set_current() on a Device of the class
-// itself whose ordinal is a small int makes the ordinal's primary context
-// current with the GIL released and clears the `_current` slot, with no
-// argument parsing; any other call (a ctx, a keyword, a subclass) is the
-// Python method's, kept in set_current_usual. Set once, by
-// install_set_current.
+// Device's methods written in C (method descriptors, METH_FASTCALL |
+// METH_KEYWORDS, which the interpreter calls directly): device.set_current()
+// and device.create_stream() on a Device of the class itself whose ordinal
+// is a small int take a path of their own, with no argument parsing; any
+// other call (arguments, keywords, a subclass) is the Python method's, kept
+// as the method's "usual". Set once, by install_device_methods.
+static PyTypeObject* device_class = nullptr;
+static Py_ssize_t device_id_slot = -1;
+static Py_ssize_t device_current_slot = -1;
 static PyObject* set_current_usual = nullptr;
-static PyTypeObject* set_current_class = nullptr;
-static Py_ssize_t set_current_id_slot = -1;
-static Py_ssize_t set_current_current_slot = -1;
+static PyObject* create_stream_usual = nullptr;
+// A new Stream on the device of this ordinal, with the default options: a
+// new reference, or nullptr with an error set (_stream's _new_stream).
+using NewStream = PyObject* (*)(int ordinal);
+static NewStream new_stream = nullptr;
 
-// For create_stream and create_event: the ordinal of a Device of the class
-// itself whose ordinal is a small int and which has no Context of its own
-// current (its `_current` slot is None), read from its slots; false for any
-// other object, which then takes the methods' attribute reads.
-inline bool plain_device_ordinal(PyObject* self, int* ordinal) {
-  if (Py_TYPE(self) != set_current_class) return false;
-  PyObject* current = slot_get(self, set_current_current_slot);
-  if (current != Py_None) return false;
-  PyObject* id = slot_get(self, set_current_id_slot);
+// The ordinal of a Device of the class itself, read from its slot, when it
+// is a small int; false for any other object.
+inline bool device_ordinal_of(PyObject* self, int* ordinal) {
+  if (Py_TYPE(self) != device_class) return false;
+  PyObject* id = slot_get(self, device_id_slot);
   long long value = -1;
   if (id == nullptr || !PyLong_CheckExact(id) || !read_small_int(id, &value) || value < 0 || value > INT_MAX) {
     return false;
@@ -134,57 +134,82 @@ inline bool plain_device_ordinal(PyObject* self, int* ordinal) {
   return true;
 }
 
-inline PyObject* set_current_by_usual(PyObject* self, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+// For create_stream and create_event: the ordinal, as device_ordinal_of,
+// of a Device with no Context of its own current (its `_current` slot is
+// None); false for any other object, which then takes the attribute reads.
+inline bool plain_device_ordinal(PyObject* self, int* ordinal) {
+  return Py_TYPE(self) == device_class && slot_get(self, device_current_slot) == Py_None &&
+         device_ordinal_of(self, ordinal);
+}
+
+// The Python method `usual` called with self first and the caller's arguments.
+inline PyObject* call_usual(PyObject* usual, PyObject* self, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
   const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* small[8];
   PyObject** full = n + nk + 1 <= 8 ? small : static_cast<PyObject**>(PyMem_Malloc((n + nk + 1) * sizeof(PyObject*)));
   if (full == nullptr) return PyErr_NoMemory();
   full[0] = self;
   for (Py_ssize_t i = 0; i < n + nk; ++i) full[i + 1] = args[i];
-  PyObject* result = PyObject_Vectorcall(set_current_usual, full, n + 1, kwnames);
+  PyObject* result = PyObject_Vectorcall(usual, full, n + 1, kwnames);
   if (full != small) PyMem_Free(full);
   return result;
 }
 
+// device.set_current(): the ordinal's primary context made current with the
+// GIL released, and the `_current` slot cleared.
 inline PyObject* set_current_method(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  long long ordinal = -1;
-  if (kwnames == nullptr && (n == 0 || (n == 1 && args[0] == Py_None)) && Py_TYPE(self) == set_current_class) {
-    PyObject* id = slot_get(self, set_current_id_slot);
-    if (id != nullptr && PyLong_CheckExact(id) && read_small_int(id, &ordinal) && ordinal >= 0 && ordinal <= INT_MAX) {
-      std::exception_ptr failure;
-      Py_BEGIN_ALLOW_THREADS
-      try {
-        device_set_current(static_cast<int>(ordinal));
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      Py_END_ALLOW_THREADS
-      if (failure) {
-        try {
-          std::rethrow_exception(failure);
-        } catch (...) {
-          translate();
-        }
-        return nullptr;
-      }
-      slot_set_none(self, set_current_current_slot);
-      Py_RETURN_NONE;
+  int ordinal = -1;
+  if (kwnames == nullptr && (n == 0 || (n == 1 && args[0] == Py_None)) && device_ordinal_of(self, &ordinal)) {
+    std::exception_ptr failure;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      device_set_current(ordinal);
+    } catch (...) {
+      failure = std::current_exception();
     }
+    Py_END_ALLOW_THREADS
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (...) {
+        translate();
+      }
+      return nullptr;
+    }
+    slot_set_none(self, device_current_slot);
+    Py_RETURN_NONE;
   }
-  return set_current_by_usual(self, args, n, kwnames);
+  return call_usual(set_current_usual, self, args, n, kwnames);
+}
+
+// device.create_stream(): a new stream with the default options, where no
+// Context of the device's own is current (a green one makes its streams).
+inline PyObject* create_stream_method(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
+                                      PyObject* kwnames) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  int ordinal = -1;
+  if (kwnames == nullptr && n == 0 && plain_device_ordinal(self, &ordinal)) return new_stream(ordinal);
+  return call_usual(create_stream_usual, self, args, n, kwnames);
 }
 
 inline PyMethodDef set_current_def = {
     "set_current", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(set_current_method)),
     METH_FASTCALL | METH_KEYWORDS, nullptr};
+inline PyMethodDef create_stream_def = {
+    "create_stream", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(create_stream_method)),
+    METH_FASTCALL | METH_KEYWORDS, nullptr};
 
-// Puts set_current_method in the class in place of `usual` (the Python
-// method, kept for the calls it leaves), with usual's docstring after the
-// signature inspect reads. A class whose slots were not found keeps usual.
-inline int install_set_current(PyObject* cls, PyObject* usual, Py_ssize_t id_slot, Py_ssize_t current_slot) {
-  if (id_slot < 0 || current_slot < 0) return 0;
-  static std::string doc;
+// Puts the C method of `def` in the class in place of the Python method of
+// its name (kept in *keep for the calls it leaves), with that method's
+// docstring after `signature`, which inspect reads.
+inline int install_device_method(PyObject* cls, PyMethodDef* def, const char* signature, std::string* doc,
+                                 PyObject** keep) {
+  PyObject* usual = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(cls)->tp_dict, def->ml_name);
+  if (usual == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "Device has no method %s", def->ml_name);
+    return -1;
+  }
   PyObject* usual_doc = PyObject_GetAttrString(usual, "__doc__");
   if (usual_doc == nullptr) return -1;
   const char* text = PyUnicode_Check(usual_doc) ? PyUnicode_AsUTF8(usual_doc) : "";
@@ -192,19 +217,35 @@ inline int install_set_current(PyObject* cls, PyObject* usual, Py_ssize_t id_slo
     Py_DECREF(usual_doc);
     return -1;
   }
-  doc = std::string("set_current($self, /, ctx=None)\n--\n\n") + text;
+  *doc = std::string(signature) + "\n--\n\n" + text;
   Py_DECREF(usual_doc);
-  set_current_def.ml_doc = doc.c_str();
-  PyObject* method = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), &set_current_def);
+  def->ml_doc = doc->c_str();
+  PyObject* method = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), def);
   if (method == nullptr) return -1;
   Py_INCREF(usual);
-  set_current_usual = usual;
-  set_current_class = reinterpret_cast<PyTypeObject*>(cls);
-  set_current_id_slot = id_slot;
-  set_current_current_slot = current_slot;
-  const int status = PyObject_SetAttrString(cls, "set_current", method);
+  *keep = usual;
+  const int status = PyObject_SetAttrString(cls, def->ml_name, method);
   Py_DECREF(method);
   return status;
+}
+
+// Installs both, given the slots where a Device keeps its ordinal and the
+// Context set_current(ctx) made current; a class whose slots were not found
+// (-1) keeps its Python methods.
+inline int install_device_methods(PyObject* cls, Py_ssize_t id_slot, Py_ssize_t current_slot, NewStream make) {
+  if (id_slot < 0 || current_slot < 0) return 0;
+  static std::string set_current_doc;
+  static std::string create_stream_doc;
+  device_class = reinterpret_cast<PyTypeObject*>(cls);
+  device_id_slot = id_slot;
+  device_current_slot = current_slot;
+  new_stream = make;
+  if (install_device_method(cls, &set_current_def, "set_current($self, /, ctx=None)", &set_current_doc,
+                            &set_current_usual) < 0) {
+    return -1;
+  }
+  return install_device_method(cls, &create_stream_def, "create_stream($self, /, obj=None, options=None)",
+                               &create_stream_doc, &create_stream_usual);
 }
 
 }  // namespace cubind_core

@@ -266,6 +266,10 @@ def test_create_stream_and_create_event_on_every_kind_of_device_object(fake_driv
         assert dev._current is None
 
         raises(TypeError, "StreamOptions", dev.create_stream, None, 5)
+        raises(TypeError, "create_stream", cc.Device.create_stream, 0)
+        import inspect
+        assert str(inspect.signature(cc.Device.create_stream)) == "(self, /, obj=None, options=None)"
+        assert "green context" in cc.Device.create_stream.__doc__
 
         # Many streams open at once and closed out of order: the core's table of
         # the streams it owns grows and shrinks, and each is destroyed once.
