@@ -5,14 +5,12 @@
 // grows: adding and removing a handle is a hash, a lock and a few compares.
 // The lock is one atomic flag (a thread that finds it taken yields): what it
 // guards is that short, and a mutex's lock and unlock cost more than the rest.
-// Trivially destructible, so that it may be a global that objects destroyed
-// late in the process's exit still find; its slots live as long as the
-// process. Not installed.
+// Not installed.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <thread>
 #include <type_traits>
 
@@ -23,6 +21,11 @@ class HandleSet {
   static_assert(std::is_pointer_v<Handle>, "HandleSet keeps pointers (null marks an empty slot)");
 
  public:
+  HandleSet() = default;
+  HandleSet(const HandleSet&) = delete;
+  HandleSet& operator=(const HandleSet&) = delete;
+  ~HandleSet() { delete[] slots_; }
+
   // Adds a handle (not null); adding one already there changes nothing.
   void insert(Handle handle) {
     Guard guard(locked_);

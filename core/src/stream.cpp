@@ -8,7 +8,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "cubind/error.hpp"
@@ -31,10 +30,10 @@ namespace {
 // Bumped whenever cubind lets go of a stream, which voids every memo.
 std::atomic<std::uint64_t> g_streams_epoch{0};
 
-// The handles of the streams cubind owns. Trivially destructible, so that a
-// stream destroyed late in the process's exit still finds it.
-HandleSet<CUstream> g_owned;
-static_assert(std::is_trivially_destructible_v<HandleSet<CUstream>>);
+// The handles of the streams cubind owns. Never destroyed, so that a stream
+// destroyed late in the process's exit (after this library's static
+// destructors) still finds it.
+HandleSet<CUstream>& g_owned = *new HandleSet<CUstream>();
 
 struct StreamMemo {
   CUstream handle = nullptr;
