@@ -458,4 +458,14 @@ void ManagedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamR
   detail::check(raw::cuMemFree(to_deviceptr(ptr)), "cuMemFree");
 }
 
+PoolEntryPoints pool_entry_points() {
+  PoolEntryPoints entries{};
+  entries.stream_is_capturing =
+      reinterpret_cast<decltype(entries.stream_is_capturing)>(raw::driver_entry_point("cuStreamIsCapturing"));
+  entries.alloc_from_pool_async =
+      reinterpret_cast<decltype(entries.alloc_from_pool_async)>(raw::driver_entry_point("cuMemAllocFromPoolAsync"));
+  entries.free_async = reinterpret_cast<decltype(entries.free_async)>(raw::driver_entry_point("cuMemFreeAsync"));
+  return entries;
+}
+
 }  // namespace cubind

@@ -147,6 +147,31 @@ TEST_F(BufferGpuTest, FreesInStreamOrderOnItsAllocationStream) {
   EXPECT_EQ(own->reserved_memory(), 0u);
 }
 
+// The driver's entry points a binding calls itself for a pool's allocations
+// on its own stream: the memory they allocate and free shows in the pool's
+// counters as the resource's own does, and a capturing stream says so.
+TEST_F(BufferGpuTest, PoolEntryPointsAllocateAndFreeFromThePool) {
+  const cubind::PoolEntryPoints driver = cubind::pool_entry_points();
+  ASSERT_NE(driver.stream_is_capturing, nullptr);
+  ASSERT_NE(driver.alloc_from_pool_async, nullptr);
+  ASSERT_NE(driver.free_async, nullptr);
+  DeviceMemoryResourceOptions options;
+  options.release_threshold = UINT64_MAX;
+  auto own = std::make_shared<DeviceMemoryResource>(dev(), options);
+  constexpr std::size_t kBytes = 1 << 20;
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  check(driver.stream_is_capturing(s().handle(), &capturing), "cuStreamIsCapturing");
+  EXPECT_EQ(capturing, CU_STREAM_CAPTURE_STATUS_NONE);
+  CUdeviceptr ptr = 0;
+  check(driver.alloc_from_pool_async(&ptr, kBytes, own->handle(), s().handle()), "cuMemAllocFromPoolAsync");
+  ASSERT_NE(ptr, 0u);
+  s().sync();
+  EXPECT_GE(own->used_memory(), kBytes);
+  check(driver.free_async(ptr, s().handle()), "cuMemFreeAsync");
+  s().sync();
+  EXPECT_EQ(own->used_memory(), 0u);
+}
+
 TEST_F(BufferGpuTest, PoolSettingsReadBack) {
   DeviceMemoryResourceOptions options;
   options.release_threshold = 64u << 20;

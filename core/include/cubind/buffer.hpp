@@ -15,6 +15,13 @@
 
 namespace cubind {
 
+namespace detail {
+// cubind.core's allocations from a pool on a stream of the caller's make the
+// driver calls themselves and fill and empty the Buffer in place (its
+// _owners.hpp); nothing else does.
+struct BufferAccess;
+}  // namespace detail
+
 // What another process needs to map an allocation of an exported pool
 // (cuMemPoolExportPointer): plain bytes, to send over any channel.
 struct IpcBufferDescriptor {
@@ -101,6 +108,7 @@ class Buffer {
   IpcBufferDescriptor export_ipc() const;
 
  private:
+  friend struct detail::BufferAccess;
   Buffer(void* ptr, std::size_t size, std::shared_ptr<MemoryResource> resource, StreamRef stream) noexcept;
   void require_buffer(const char* where) const;
   void copy_between(CUdeviceptr dst, const MemoryResource* dst_resource, CUdeviceptr src,

@@ -290,4 +290,21 @@ class ManagedMemoryResource final : public MemoryResource {
   bool owns_pool_ = false;
 };
 
+// The driver's own cuStreamIsCapturing, cuMemAllocFromPoolAsync and
+// cuMemFreeAsync, the ones a pool's allocate and deallocate (MemoryPool's,
+// ManagedMemoryResource's over a pool) reach through cubind::raw, for a
+// binding that makes a pool's calls on a stream of its own itself on its
+// busiest path (as launch_kernel_ex_entry): the same calls, with the virtual
+// calls, checks and guards such a stream does not need left out. The caller
+// keeps the pool's rules: no allocation on a capturing stream, a default
+// stream left to the pool (its context current around the call), the status
+// checked.
+// @throws LoaderError where the driver cannot be loaded
+struct PoolEntryPoints {
+  CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*);
+  CUresult (*alloc_from_pool_async)(CUdeviceptr*, std::size_t, CUmemoryPool, CUstream);
+  CUresult (*free_async)(CUdeviceptr, CUstream);
+};
+PoolEntryPoints pool_entry_points();
+
 }  // namespace cubind

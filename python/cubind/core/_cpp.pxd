@@ -159,6 +159,7 @@ cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
         CUmemoryPool handle()
         bool owns_pool()
         bool is_ipc_enabled()
+        bool is_imported()
         uint64_t release_threshold() except +translate
         uint64_t used_memory() except +translate
         uint64_t reserved_memory() except +translate
@@ -464,6 +465,9 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) except +translate
     void buffer_allocate(Buffer& into, const shared_ptr[MemoryResource]& resource, size_t size,
                          CUstream stream) except +translate
+    bint buffer_allocate_from_pool(Buffer& into, const shared_ptr[MemoryResource]& resource, CUmemoryPool pool,
+                                   size_t size, CUstream stream) except +translate
+    void buffer_close_to_pool(Buffer& buffer, CUstream stream) except +translate
     void buffer_reset(Buffer& buffer)
     void buffer_abandon(Buffer& buffer)
     ObjectCode* object_code_take(ObjectCode& code)

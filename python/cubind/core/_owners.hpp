@@ -276,6 +276,81 @@ inline void buffer_allocate(cubind::Buffer& into, const std::shared_ptr<cubind::
     throw;
   }
 }
+
+// A pool's allocations (DeviceMemoryResource, PinnedMemoryResource, a
+// ManagedMemoryResource over a pool) on a stream of the caller's, made here
+// rather than through the resource's virtual allocate and deallocate: the
+// same driver calls (cuStreamIsCapturing, then cuMemAllocFromPoolAsync; at
+// close cuMemFreeAsync; cubind::pool_entry_points) and the same Buffer,
+// holding the resource, less the calls, checks and context guards around
+// them that such a stream never needs. A default stream (the pool's context
+// current around the call), an invalid one, a capturing one and a driver
+// error all go the resource's own way, which makes the call again and
+// raises what it raises.
+inline bool pool_stream(CUstream stream) noexcept {
+  return stream != nullptr && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD &&
+         stream != cubind::detail::invalid_stream();
+}
+
+// Looked up at the first allocation from a pool (the driver is loaded by then).
+inline const cubind::PoolEntryPoints& pool_entries() {
+  static const cubind::PoolEntryPoints entries = cubind::pool_entry_points();
+  return entries;
+}
+
+}  // namespace cubind_core
+
+namespace cubind::detail {
+// Buffer::allocate's and Buffer::close's own work around the resource's
+// calls, in place: fill a null Buffer, and empty one whose memory was freed.
+struct BufferAccess {
+  static void hold(Buffer& buffer, CUdeviceptr ptr, std::size_t size, const std::shared_ptr<MemoryResource>& resource,
+                   CUstream stream) noexcept {
+    buffer.ptr_ = reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr));
+    buffer.size_ = size;
+    buffer.resource_ = resource;
+    buffer.stream_ = StreamRef(stream);
+  }
+  static void forget(Buffer& buffer) noexcept {
+    buffer.ptr_ = nullptr;
+    buffer.size_ = 0;
+    buffer.resource_.reset();
+  }
+};
+}  // namespace cubind::detail
+
+namespace cubind_core {
+
+// Returns whether the memory came from `pool` here (buffer_close_to_pool then
+// returns it); `pool` is null for a resource that is not a pool. `into` is
+// null (a new Buffer's).
+inline bool buffer_allocate_from_pool(cubind::Buffer& into, const std::shared_ptr<cubind::MemoryResource>& resource,
+                                      CUmemoryPool pool, std::size_t size, CUstream stream) {
+  if (pool != nullptr && size != 0 && pool_stream(stream) && into.data() == nullptr) {
+    const cubind::PoolEntryPoints& driver = pool_entries();
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUdeviceptr ptr = 0;
+    if (driver.stream_is_capturing(stream, &capturing) == CUDA_SUCCESS && capturing == CU_STREAM_CAPTURE_STATUS_NONE &&
+        driver.alloc_from_pool_async(&ptr, size, pool, stream) == CUDA_SUCCESS && ptr != 0) {
+      cubind::detail::BufferAccess::hold(into, ptr, size, resource, stream);
+      return true;
+    }
+  }
+  buffer_allocate(into, resource, size, stream);
+  return false;
+}
+
+// Closes, on `stream`, a Buffer buffer_allocate_from_pool filled from a pool.
+inline void buffer_close_to_pool(cubind::Buffer& buffer, CUstream stream) {
+  // The entries were looked up by the allocation.
+  if (pool_stream(stream) && buffer.data() != nullptr &&
+      pool_entries().free_async(buffer.handle(), stream) == CUDA_SUCCESS) {
+    cubind::detail::BufferAccess::forget(buffer);
+    return;
+  }
+  buffer.close(cubind::StreamRef(stream));
+}
+
 // Closes what it holds, as its destructor does (an error is ignored).
 inline void buffer_reset(cubind::Buffer& buffer) noexcept { buffer = cubind::Buffer(); }
 // Lets go of it without a driver call (in a forked child, where the memory

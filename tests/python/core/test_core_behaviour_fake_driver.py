@@ -323,3 +323,92 @@ def test_event_options_are_read_as_they_are_at_each_call(fake_driver_dir):
         for e in (first, second, third, fourth, fifth):
             e.close()
     """)
+
+
+def test_pool_allocations_on_a_stream_and_their_failures(fake_driver_dir):
+    # A pool resource's allocate on a stream of the caller's calls the driver
+    # itself (cuStreamIsCapturing, cuMemAllocFromPoolAsync), and the Buffer's
+    # close frees on the right stream; a default stream, a failed allocation
+    # and a failed free go through the resource, with the driver's error, and
+    # lose nothing.
+    run(fake_driver_dir, """
+        import gc
+        from cubind.core import (DeviceMemoryResource, DeviceMemoryResourceOptions, LEGACY_DEFAULT_STREAM,
+                                 ManagedMemoryResource, PinnedMemoryResource)
+        def fake_ptr(name):
+            return ctypes.c_void_p.in_dll(fake, name).value or 0
+        alloc_status = ctypes.c_int.in_dll(fake, "fake_pool_alloc_status")
+        free_status = ctypes.c_int.in_dll(fake, "fake_free_status")
+        other = dev.create_stream()
+        own = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+        resources = (DeviceMemoryResource(dev), own, PinnedMemoryResource(), ManagedMemoryResource(), dev)
+        for mr in resources:
+            name = type(mr).__name__
+            live = fake_int("fake_live_allocations")
+            buf = mr.allocate(256, stream=stream)
+            assert fake_ptr("fake_last_alloc_stream") == int(stream.handle), name
+            assert buf.size == 256 and buf.handle == fake_int("fake_last_alloc", ctypes.c_ulonglong)
+            assert fake_int("fake_live_allocations") == live + 1
+            assert buf.memory_resource is (mr.memory_resource if mr is dev else mr)
+            # Freed on the allocation's stream, on the one given, on the deallocation stream.
+            address = buf.handle
+            buf.close()
+            assert fake_int("fake_last_free", ctypes.c_ulonglong) == address
+            assert fake_ptr("fake_last_free_stream") == int(stream.handle), name
+            assert buf.is_closed and fake_int("fake_live_allocations") == live
+            buf = mr.allocate(256, stream=stream)
+            buf.close(stream=other)
+            assert fake_ptr("fake_last_free_stream") == int(other.handle), name
+            buf = mr.allocate(256, stream=stream)
+            buf.set_deallocation_stream(other)
+            address = buf.handle
+            del buf
+            gc.collect()
+            assert fake_int("fake_last_free", ctypes.c_ulonglong) == address, "freed when collected"
+            assert fake_ptr("fake_last_free_stream") == int(other.handle), name
+            # A default stream: the same, through the resource.
+            buf = mr.allocate(256, stream=LEGACY_DEFAULT_STREAM)
+            address = buf.handle
+            buf.close(stream=stream)
+            assert fake_int("fake_last_free", ctypes.c_ulonglong) == address
+            assert fake_ptr("fake_last_free_stream") == int(stream.handle), name
+            buf = mr.allocate(256, stream=stream)
+            buf.close(stream=LEGACY_DEFAULT_STREAM)
+            assert fake_int("fake_live_allocations") == live, name
+            # The driver's errors: nothing allocated, nothing lost; a failed
+            # close leaves the Buffer open, and closing it again frees it once.
+            alloc_status.value = 2          # CUDA_ERROR_OUT_OF_MEMORY
+            try:
+                mr.allocate(256, stream=stream)
+            except cc.CUDAError as error:
+                assert error.status == 2 and "cuMemAllocFromPoolAsync" in str(error), str(error)
+            else:
+                raise AssertionError(f"{name}: allocate did not raise")
+            finally:
+                alloc_status.value = 0
+            assert fake_int("fake_live_allocations") == live
+            buf = mr.allocate(256, stream=stream)
+            address = buf.handle
+            free_status.value = 400         # CUDA_ERROR_INVALID_HANDLE
+            try:
+                raises(cc.CUDAError, "cuMemFreeAsync", buf.close)
+                raises(cc.CUDAError, "cuMemFreeAsync", buf.close, stream=other)
+            finally:
+                free_status.value = 0
+            assert not buf.is_closed and buf.handle == address
+            assert fake_int("fake_live_allocations") == live + 1
+            buf.close()
+            assert fake_int("fake_last_free", ctypes.c_ulonglong) == address and buf.is_closed
+            assert fake_int("fake_live_allocations") == live, name
+        # A resource closed first: its buffers still close into its pool,
+        # which is destroyed after the last of them.
+        destroyed = fake_int("fake_pools_destroyed")
+        buf = own.allocate(256, stream=stream)
+        own.close()
+        assert fake_int("fake_pools_destroyed") == destroyed
+        raises(RuntimeError, "closed", own.allocate, 256, stream=stream)
+        address = buf.handle
+        buf.close()
+        assert fake_int("fake_last_free", ctypes.c_ulonglong) == address
+        assert fake_int("fake_pools_destroyed") == destroyed + 1
+    """)

@@ -244,15 +244,16 @@ def test_bad_callbacks_and_user_data_name_the_parameter(fake_driver_dir):
 def test_a_capture_refuses_pool_allocations_before_the_driver_is_asked(fake_driver_dir):
     run(fake_driver_dir, """
         from cubind.core import (DeviceMemoryResource, DeviceMemoryResourceOptions, GraphMemoryResource,
-                                 PinnedMemoryResource)
+                                 ManagedMemoryResource, PinnedMemoryResource)
         dmr = DeviceMemoryResource(dev)
         pinned = PinnedMemoryResource()
+        managed = ManagedMemoryResource()
         gmr = GraphMemoryResource(dev)
         dmr.allocate(64, stream=stream).close(stream=stream)     # before the capture: fine
         for mode in ("global", "thread_local", "relaxed"):
             live = fake_int("fake_live_allocations")
             gb = dev.create_graph_builder().begin_building(mode)
-            for mr in (dmr, pinned):
+            for mr in (dmr, pinned, managed):
                 raises(RuntimeError, f"{type(mr).__name__} cannot perform memory operations on a capturing stream "
                        "(consider using GraphMemoryResource).", mr.allocate, 64, stream=gb)
             raises(RuntimeError, "capturing stream", dev.allocate, 64, stream=gb.stream)

@@ -495,11 +495,19 @@ static void fake_alloc(unsigned long long* ptr, size_t bytes)
     fake_last_alloc_size = bytes;
     *ptr = fake_last_alloc;
 }
+/* Pool allocations and stream-ordered frees: the stream and pool of the
+ * last of each, and a status to fail them with while it is set. */
+int fake_pool_alloc_status, fake_free_status;
+void* fake_last_alloc_stream;
+void* fake_last_alloc_pool;
+void* fake_last_free_stream;
 CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* pool, void* stream)
 {
-    (void)pool; (void)stream;
     evict_caches();
+    if (fake_pool_alloc_status != 0) return (CUresult)fake_pool_alloc_status;
     if (capturing) ++fake_pool_allocs_in_capture;
+    fake_last_alloc_stream = stream;
+    fake_last_alloc_pool = pool;
     fake_alloc(ptr, bytes);
     return 0;
 }
@@ -514,9 +522,10 @@ CUresult cuMemAllocAsync(unsigned long long* ptr, size_t bytes, void* stream)
 }
 CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
 {
-    (void)stream;
     evict_caches();
-    check_release("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0;
+    if (fake_free_status != 0) return (CUresult)fake_free_status;
+    check_release("cuMemFreeAsync"); fake_last_free = ptr; fake_last_free_stream = stream; --fake_live_allocations;
+    return 0;
 }
 CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, void* jit_values, unsigned n_jit,
                            void* library_options, void* library_values, unsigned n_library)

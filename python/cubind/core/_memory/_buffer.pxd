@@ -8,6 +8,10 @@ cimport cubind.core._cpp as cpp
 cdef class MemoryResource:
     cdef object __weakref__
     cdef shared_ptr[cpp.MemoryResource] _cpp
+    # The pool allocate takes memory from directly (_owners.hpp's
+    # buffer_allocate_from_pool) while the resource is open: null for a
+    # resource that is not a pool, or one that cannot allocate.
+    cdef cpp.CUmemoryPool _direct_pool
     cdef int _ensure(self) except -1
 
 cdef class Buffer:
@@ -25,6 +29,7 @@ cdef class Buffer:
     cdef object _ipc
     cdef bint _mapped
     cdef bint _empty      # an open buffer of 0 bytes (no memory, no address), until closed
+    cdef bint _direct     # its memory came from its resource's pool directly (buffer_allocate_from_pool)
     cdef int _free(self, object stream) except -1
     cdef int _close(self, object stream) except -1
     cdef int _require_open(self) except -1

@@ -88,6 +88,7 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
     # the GIL released, the Buffer filled in.
     cdef cpp.CUstream handle
     cdef size_t nbytes
+    cdef bint direct
     if not mr._cpp:
         # Made at first use, or closed (_ensure raises then).
         mr._ensure()
@@ -103,7 +104,8 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
         return 0
     nbytes = _size_arg(size, mr, "allocate")
     with nogil:
-        cpp.buffer_allocate(buffer._cpp, mr._cpp, nbytes, handle)
+        direct = cpp.buffer_allocate_from_pool(buffer._cpp, mr._cpp, mr._direct_pool, nbytes, handle)
+    buffer._direct = direct
     buffer._ptr = <uintptr_t>buffer._cpp.handle()
     buffer._size = nbytes
     buffer._mr = mr
@@ -192,8 +194,12 @@ cdef class Buffer:
         if _holds(self):
             if stream is not None:
                 handle = _stream_handle(stream)
-                with nogil:
-                    self._cpp.close(cpp.StreamRef(handle))
+                if self._direct:
+                    with nogil:
+                        cpp.buffer_close_to_pool(self._cpp, handle)
+                else:
+                    with nogil:
+                        self._cpp.close(cpp.StreamRef(handle))
             else:
                 with nogil:
                     self._cpp.close()
@@ -250,6 +256,7 @@ cdef class Buffer:
         self._ipc = None
         self._mapped = False
         self._empty = False
+        self._direct = False
         return 0
 
     @property

@@ -369,6 +369,8 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
             self._preferred = None if where is None else (ManagedMemoryLocationType(where),
                                                           None if where == "host" else location)
         self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.ManagedMemoryResource](self._pool)
+        # Null where the pool is cuMemAllocManaged (no pool).
+        self._direct_pool = self._pool.get().handle()
 
     cdef int _ensure(self) except -1:
         if not self._pool:
@@ -385,6 +387,7 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
         """Lets go of the pool: one of its own is destroyed once its buffers are."""
         self._pool = shared_ptr[cpp.ManagedMemoryResource]()
         self._cpp = shared_ptr[cpp.MemoryResource]()
+        self._direct_pool = NULL
 
     @property
     def is_closed(self):

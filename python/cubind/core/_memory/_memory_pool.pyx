@@ -139,6 +139,8 @@ cdef class _MemPool(MemoryResource):
         cdef int fd
         self._pool = shared_ptr[cpp.MemoryPool](pool)
         self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.MemoryPool](self._pool)
+        if not pool.is_imported():
+            self._direct_pool = pool.handle()
         if pool.is_ipc_enabled():
             with nogil:
                 fd = cpp.pool_export_fd(pool[0])
@@ -173,6 +175,7 @@ cdef class _MemPool(MemoryResource):
         are. The allocation handle is closed with it."""
         self._pool = shared_ptr[cpp.MemoryPool]()
         self._cpp = shared_ptr[cpp.MemoryResource]()
+        self._direct_pool = NULL
         if self._alloc_handle is not None:
             self._alloc_handle.close()
             self._alloc_handle = None
