@@ -93,20 +93,20 @@ inline PyObject* not_packed() { return reinterpret_cast<PyObject*>(&launch_layou
   Py_RETURN_NONE;
 }
 
-// The arguments packed into slots on the stack (`Slots` of 8 bytes at most),
-// then the launch: what cubind::launch_rendered does, with the rendered
-// config's copy given this call's stream (the config may be shared by
-// threads launching at once).
+// The arguments (`Args` at most) packed into slots on the stack (`Slots` of
+// 8 bytes at most), then the launch: what cubind::launch_rendered does, with
+// the rendered config's copy given this call's stream (the config may be
+// shared by threads launching at once).
 // `count` and `plan`: the kernel's argument plan (ArgPlan), followed where it
 // is one for n arguments and dropped where an argument does not fit it; null
-// for a kernel of more than 16 slots.
-template <std::size_t Slots>
+// for a kernel of more than 32 slots or 16 arguments.
+template <std::size_t Slots, std::size_t Args>
 [[gnu::always_inline]] inline PyObject* launch_packed(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
                                                       CUstream stream, const cubind::NativeLaunchConfig& rendered,
                                                       CUfunction f, std::int8_t* count, ArgPlan* plan) {
   // Not initialised: only the slots of this call's arguments are written and read.
   std::uint64_t storage[Slots];
-  void* pointers[Slots];
+  void* pointers[Args];
   char* at = reinterpret_cast<char*>(storage);
   if (count == nullptr || *count != n || !pack_planned(*plan, args, n, sizes, at, pointers)) {
     if (__builtin_expect(count != nullptr && *count == n, 0)) drop_plan(*count, *plan);
@@ -115,16 +115,17 @@ template <std::size_t Slots>
   return launch_packed_pointers(pointers, stream, rendered, f);
 }
 
-// A kernel of more than 16 slots: its own frame, so that the usual one stays
-// small (the driver's call runs below it, on stack lines the last launch left).
+// A kernel of more than 32 slots or 16 arguments: its own frame, so that the
+// usual one stays small (the driver's call runs below it, on stack lines the
+// last launch left).
 [[gnu::noinline]] inline PyObject* launch_packed_large(PyObject* const* args, Py_ssize_t n, const std::size_t* sizes,
                                                        CUstream stream, const cubind::NativeLaunchConfig& rendered,
                                                        CUfunction f) {
-  return launch_packed<128>(args, n, sizes, stream, rendered, f, nullptr, nullptr);
+  return launch_packed<128, 128>(args, n, sizes, stream, rendered, f, nullptr, nullptr);
 }
 
 // Every call launch_function's first tests turn away: a kernel of more than
-// 16 slots or arguments, or a call the general way takes. Out of line, so
+// 32 slots or 16 arguments, or a call the general way takes. Out of line, so
 // that the usual way's code is short.
 [[gnu::cold, gnu::noinline]] inline PyObject* launch_checked(PyObject* const* args, Py_ssize_t nargs,
                                                             PyObject* kwnames) {
@@ -172,11 +173,12 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
       const CUstream handle = field<CUstream>(stream, l.stream_handle);
       const CUkernel k = field<CUkernel>(kernel, l.kernel_handle);
       const std::vector<std::size_t>& sizes = field<std::vector<std::size_t>>(kernel, l.kernel_sizes);
-      // A Kernel's handle is set once its sizes are known; a parameter takes
-      // one slot or more, and 16 slots take the 16 arguments' pointers too.
+      // A Kernel's handle is set once its sizes are known. 32 slots take 16
+      // parameters of up to 16 bytes (a double2, a NumPy complex128 or a
+      // struct of two doubles each).
       if (__builtin_expect((field<int>(stream, l.stream_closed) == 0) & (field<int>(config, l.config_rendered) != 0) &
                                (k != nullptr) & (sizes.size() == static_cast<std::size_t>(n)) &
-                               (field<std::size_t>(kernel, l.kernel_slots) <= 16) &
+                               (field<std::size_t>(kernel, l.kernel_slots) <= 32) &
                                (handle != cubind::detail::invalid_stream()) & (l.launch_ex != nullptr),
                            1)) {
         const cubind::NativeLaunchConfig& rendered = field<cubind::NativeLaunchConfig>(config, l.config_native);
@@ -184,7 +186,7 @@ inline PyObject* launch_function(PyObject*, PyObject* const* args, Py_ssize_t na
         // right after Kernel._sizes (_launch.pyx checks both as it loads).
         std::int8_t* const count = &field<std::int8_t>(kernel, static_cast<std::uint8_t>(l.kernel_handle - 4));
         ArgPlan* const plan = reinterpret_cast<ArgPlan*>(const_cast<std::vector<std::size_t>*>(&sizes) + 1);
-        PyObject* const result = launch_packed<16>(args + 3, n, sizes.data(), handle, rendered,
+        PyObject* const result = launch_packed<32, 16>(args + 3, n, sizes.data(), handle, rendered,
                                                    reinterpret_cast<CUfunction>(k), count, plan);
         if (__builtin_expect(result != not_packed(), 1)) return result;
         return launch_general_call(args, nargs, kwnames);

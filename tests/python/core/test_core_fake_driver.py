@@ -432,6 +432,9 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
         class Pair(ctypes.Structure):
             _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
 
+        class Triple(ctypes.Structure):
+            _fields_ = [("x", ctypes.c_double), ("y", ctypes.c_double), ("z", ctypes.c_double)]
+
         pair = np.array([(3, 0.5)], dtype=np.dtype([("a", "<i4"), ("b", "<f8")], align=True))[0]
         cases = [
             ("k4", [7]),
@@ -452,22 +455,27 @@ def test_a_repeated_launch_packs_what_the_first_packed(fake_driver_dir):
             # A dtype with no buffer format (a datetime field): its bytes, either way.
             ("k16", [np.array([(np.datetime64(5, "s"), 7)], dtype=[("t", "M8[s]"), ("a", "<i8")])[0]]),
             ("k4_8_4_8_4", [np.int32(1), buf, 2, buf, np.float32(3)]),
-            # 16 slots are packed in launch's own frame, more in another one's.
+            # 16 arguments in 32 slots at most are packed in launch's own
+            # frame, more in another one's.
             ("k" + "_".join(["4"] * 16), [np.int32(i) for i in range(16)]),
             ("k" + "_".join(["4"] * 17), [np.int32(i) for i in range(17)]),
             ("k" + "_".join(["16"] * 9), [np.complex128(i) for i in range(9)]),
+            ("k" + "_".join(["16"] * 16), [np.complex128(i - 2j * i) for i in range(16)]),
+            ("k" + "_".join(["16"] * 16), [pair] * 16),
+            ("k" + "_".join(["24"] * 11), [Triple(i, -i, 0.5 * i) for i in range(11)]),
         ]
         for name, args in cases:
             k = code.get_kernel(name)
             sizes = [int(s) for s in name[1:].split("_")]
-            expected = _packed_arguments(sizes, args, name)[:16]   # the stand-in records 16 at most
-            first = [p[:s] for p, s in zip(launched(k, *args)[:16], sizes)]
-            again = [p[:s] for p, s in zip(launched(k, *args)[:16], sizes)]
+            # The stand-in records 16 parameters at most, 16 bytes of each.
+            expected = [p[:16] for p in _packed_arguments(sizes, args, name)[:16]]
+            first = [p[:min(s, 16)] for p, s in zip(launched(k, *args)[:16], sizes)]
+            again = [p[:min(s, 16)] for p, s in zip(launched(k, *args)[:16], sizes)]
             assert first == expected, (name, first, expected)
             assert again == expected, (name, again, expected)
             for arg, packed in zip(args, expected):
                 if isinstance(arg, np.void):
-                    assert packed == arg.tobytes(), (name, packed, arg)
+                    assert packed == arg.tobytes()[:16], (name, packed, arg)
         # The usual way refuses what the general way refuses, with its message.
         k = code.get_kernel("k4_4")
         launched(k, 1, 2)

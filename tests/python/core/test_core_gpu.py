@@ -55,6 +55,15 @@ __global__ void widths(long long* out, char c, short s, int i, long long l, floa
     out[0] = c; out[1] = s; out[2] = i; out[3] = l;
     out[4] = (long long)(f * 4); out[5] = (long long)(d * 4); out[6] = p.a; out[7] = (long long)(p.b * 4);
 }
+
+// 16 arguments in 31 slots: each 16-byte argument copied out.
+__global__ void wide(double2* out, double2 a0, double2 a1, double2 a2, double2 a3, double2 a4, double2 a5,
+                     double2 a6, double2 a7, double2 a8, double2 a9, double2 a10, double2 a11, double2 a12,
+                     double2 a13, double2 a14)
+{
+    const double2 a[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    for (int i = 0; i < 15; ++i) out[i] = a[i];
+}
 }
 
 template <typename T> __global__ void scale(T* data, T factor, int n)
@@ -362,6 +371,25 @@ def test_every_width_from_numpy_and_ctypes_scalars_and_structs(device, module, s
         out.fill(0, stream=stream)
         launch(stream, LaunchConfig(grid=1, block=1), kernel, out, *args)
         assert read_ints(out, stream, 8, "q") == (-3, -300, -70000, -(2**40), 5, 11, 11, 10), args
+
+
+def test_sixteen_arguments_of_sixteen_bytes(device, module, stream):
+    # NumPy complex128 scalars and structs of two doubles, launched twice
+    # (the first launch of a kernel and the ones after it pack differently).
+    np = pytest.importorskip("numpy")
+    out = device.allocate(15 * 16, stream=stream)
+    kernel = module.get_kernel("wide")
+    two = np.dtype([("x", "<f8"), ("y", "<f8")])
+    forms = [
+        [np.complex128(i + 0.5 - 1j * i) for i in range(15)],
+        [np.array([(i * 0.25, -i - 1.0)], dtype=two)[0] for i in range(15)],
+    ]
+    for args in forms:
+        expected = tuple(v for a in args for v in (np.frombuffer(a.tobytes(), "<f8")))
+        for _ in range(2):
+            out.fill(0, stream=stream)
+            launch(stream, LaunchConfig(grid=1, block=1), kernel, out, *args)
+            assert read_ints(out, stream, 30, "d") == expected
 
 
 def test_template_kernels_through_name_expressions(device, module, stream):
