@@ -3,6 +3,9 @@
 # Device and ComputeCapability (cubind::Device): one Device object per device
 # per thread, and what a device makes (streams, events, contexts, buffers).
 
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.pystate cimport PyThreadState_GetDict
 from cpython.ref cimport PyObject
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
@@ -33,14 +36,6 @@ ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
 ComputeCapability.__doc__ = "A named tuple of (major, minor) CUDA compute capability version numbers."
 
 
-# One Device object per device per thread, as in cuda.core: a list of them
-# (index: ordinal) in the thread state's dictionary, where threading.local
-# keeps its values too, read there without an attribute lookup.
-cdef extern from "Python.h":
-    PyObject* PyThreadState_GetDict()
-    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
-
 cdef extern from "_device_call.hpp" namespace "cubind_core":
     ctypedef object (*DeviceLookup)(object cls, object device_id)
     void _install_device_call "cubind_core::install_device_call"(object cls, DeviceLookup lookup, object key)
@@ -54,6 +49,9 @@ cdef extern from "_device_call.hpp" namespace "cubind_core":
 cdef str _DEVICES_KEY = "cubind.core._device.devices"
 
 
+# One Device object per device per thread, as in cuda.core: a list of them
+# (index: ordinal) in the thread state's dictionary, where threading.local
+# keeps its values too, read there without an attribute lookup.
 cdef list _thread_devices():
     # This thread's Devices: a list indexed by ordinal, None where not made yet.
     cdef PyObject* state = PyThreadState_GetDict()

@@ -138,8 +138,8 @@ inline bool device_ordinal_of(PyObject* self, int* ordinal) {
 // of a Device with no Context of its own current (its `_current` slot is
 // None); false for any other object, which then takes the attribute reads.
 inline bool plain_device_ordinal(PyObject* self, int* ordinal) {
-  return Py_TYPE(self) == device_class && slot_get(self, device_current_slot) == Py_None &&
-         device_ordinal_of(self, ordinal);
+  // device_ordinal_of checks the type before the slot below is read.
+  return device_ordinal_of(self, ordinal) && slot_get(self, device_current_slot) == Py_None;
 }
 
 // The Python method `usual` called with self first and the caller's arguments.

@@ -2,7 +2,8 @@
 # cython: auto_pickle=False
 # Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
 
-from cpython.object cimport PyObject_IsTrue
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.object cimport PyObject_GenericGetDict, PyObject_IsTrue
 from cpython.ref cimport PyObject
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
@@ -18,10 +19,6 @@ from cubind.core import _reduction
 from cubind.core._memory._ipc import _reduce_event
 from cubind.core._errors import CUDAError
 from cubind.core._options import EventOptions
-
-cdef extern from "Python.h":
-    object PyObject_GenericGetDict(object o, void* context)
-    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
 
 cdef object _EVENT_OPTIONS = EventOptions
 
